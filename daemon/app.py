@@ -1,0 +1,392 @@
+"""tabled: wiring config → devices → table → journal → bus, one asyncio loop.
+
+Start order matters: the journal is recovered and every socket is bound
+before ``READY=1``; devices start after, so no reading is decided on a state
+that is not yet the journal's. Stop order too: devices first (no new
+readings), then the queue is committed, then the sockets close with a
+bounded LINGER so the ZeroMQ context can never hang the exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import structlog
+import zmq
+import zmq.asyncio
+
+from daemon import logs
+from daemon.bus import Bus
+from daemon.config import ConfigError, DeviceConfig, Settings, load
+from daemon.control import ControlError, ControlServer, Peer
+from daemon.croupier import Croupier
+from daemon.devices import DeviceRunner
+from daemon.events import utc_text
+from daemon.journal import Journal, JournalError
+from daemon.pipeline import Clock, Pipeline
+from daemon.sdnotify import Notifier
+from daemon.table import Command, Table, game_class
+from drivers.base import driver_class
+from drivers.serial import SerialSettings, SerialTransport
+
+log = structlog.get_logger("tabled")
+
+DEFAULT_CONFIG = "config/demo.toml"
+
+
+def package_version() -> str:
+    try:
+        return version("tabled")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+class Daemon:
+    def __init__(
+        self, settings: Settings, *, clock: Clock | None = None, notifier: Notifier | None = None
+    ) -> None:
+        self.s = settings
+        self.clock = clock or Clock()
+        self.notifier = notifier or Notifier.from_env()
+        self.started_mono = self.clock.mono()
+        self.devices: dict[str, DeviceRunner] = {}
+        self.sims: dict[str, Any] = {}
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._stop = asyncio.Event()
+        self.version = package_version()
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> int:
+        s = self.s
+        cfg = s.config
+        game_cls = game_class(cfg.table.game)
+        assert game_cls is not None  # config validation names the game
+        self.table = Table(game_cls(s.game), [d.name for d in cfg.devices])
+        self.journal = Journal(s.journal_path, s.table)
+        self.pipeline = Pipeline(
+            self.table, self.journal, clock=self.clock, snapshot_every=cfg.journal.snapshot_every
+        )
+        t0 = time.perf_counter()
+        self.pipeline.recover()
+        log.info(
+            "journal recovered",
+            journal=str(s.journal_path),
+            last_seq=self.journal.last_seq,
+            replayed=self.pipeline.stats.recovered_events,
+            from_snapshot=self.pipeline.stats.recovered_from_snapshot,
+            seconds=round(time.perf_counter() - t0, 3),
+        )
+
+        self.ctx = zmq.asyncio.Context()
+        self.bus = Bus(
+            self.ctx,
+            table=s.table,
+            publish=cfg.bus.publish,
+            replay=cfg.bus.replay,
+            journal_path=str(s.journal_path),
+            sndhwm=cfg.bus.sndhwm,
+            replay_hwm=cfg.bus.replay_hwm,
+            replay_max=cfg.bus.replay_max,
+            journal_id=self.journal.journal_id,
+        )
+        self.control = ControlServer(
+            self.ctx, s.control_endpoint, self.handle, ipc_mode=cfg.control.mode
+        )
+        try:
+            await self.bus.start()
+            await self.control.start()
+        except Exception:
+            await self._close_sockets()
+            raise
+        self.pipeline.listeners.append(self.bus.publish)
+        self.pipeline.listeners.append(log_events)
+        self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
+        await self.pipeline.started(
+            {"version": self.version, "recovered_seq": self.journal.last_seq, "pid": os.getpid()}
+        )
+
+        self._start_devices(cfg.devices)
+        self.croupier: Croupier | None = None
+        if Croupier.wanted(s.game):
+            self.croupier = Croupier(s.game, self.pipeline.submit)
+            self.pipeline.listeners.append(self.croupier.on_events)
+            self.croupier.start(self.pipeline.state)
+        self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        self.notifier.ready(self.summary())
+        wd = self.notifier.watchdog_interval()
+        if wd:
+            self._tasks.append(asyncio.create_task(self._watchdog(wd), name="watchdog"))
+        log.info(
+            "tabled ready",
+            table=s.table,
+            game=cfg.table.game,
+            publish=cfg.bus.publish,
+            replay=cfg.bus.replay,
+            control=s.control_endpoint,
+            last_seq=self.journal.last_seq,
+        )
+        print(
+            f"tabled {self.version}: table {s.table} ({cfg.table.game}) publishing on "
+            f"{cfg.bus.publish}, replay on {cfg.bus.replay}, control {s.control_endpoint}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+        await self._stop.wait()
+        await self.shutdown()
+        return 0
+
+    async def shutdown(self) -> None:
+        self.notifier.stopping("stopping")
+        if self.croupier is not None:
+            self.croupier.close()
+        for t in self._device_tasks:
+            t.cancel()
+        await asyncio.gather(*self._device_tasks, return_exceptions=True)
+        for r in self.devices.values():
+            r.close()
+        await self.pipeline.drain()
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._close_sockets()
+        self.pipeline.close()
+        self.journal.close()
+        for link in self.sims.values():
+            link.close()
+        log.info("tabled stopped", last_seq=self.journal.last_seq)
+
+    async def _close_sockets(self) -> None:
+        await self.control.close()
+        await self.bus.close()
+        self.ctx.term()
+
+    # -- devices ----------------------------------------------------------------------------
+
+    def _start_devices(self, devices: list[DeviceConfig]) -> None:
+        from drivers.sim.pty import PtyLink
+
+        self._device_tasks: list[asyncio.Task[Any]] = []
+        for dc in devices:
+            driver = driver_class(dc.driver)(self.s.device_options[dc.name])
+            runner = DeviceRunner(
+                dc.name,
+                driver,
+                self.pipeline.submit,
+                stale_after=dc.stale_after,
+                mono=self.clock.mono,
+                wall=self.clock.wall,
+            )
+            port = dc.port
+            if port == "sim":
+                link = PtyLink()
+                sim = driver.simulator(dc.sim)
+                sim.attach(link)
+                self.sims[dc.name] = link
+                runner.on_link.append(
+                    lambda up, link=link: link.opened.set() if up else link.opened.clear()
+                )
+                self.pipeline.listeners.append(sim.on_events)
+                self._device_tasks.append(asyncio.create_task(sim.run(), name=f"sim:{dc.name}"))
+                port = link.path
+            d = driver.serial_defaults
+            settings = SerialSettings(
+                baudrate=dc.baudrate or d.baudrate,
+                bytesize=dc.bytesize or d.bytesize,
+                parity=dc.parity or d.parity,
+                stopbits=dc.stopbits or d.stopbits,
+            )
+            transport = SerialTransport(
+                port, settings, reconnect_max=dc.reconnect_max, clock=self.clock.mono
+            )
+            runner.transport = transport
+            self.devices[dc.name] = runner
+            self._device_tasks.append(
+                asyncio.create_task(transport.run(runner), name=f"device:{dc.name}")
+            )
+
+    # -- heartbeat and watchdog ---------------------------------------------------------------
+
+    async def _heartbeat(self) -> None:
+        interval = self.s.config.bus.heartbeat_interval
+        while True:
+            self.bus.heartbeat(
+                self.heartbeat_data(), utc_text(self.clock.wall()), self.clock.mono()
+            )
+            await asyncio.sleep(interval)
+
+    def heartbeat_data(self) -> dict[str, Any]:
+        return {
+            "last_seq": self.journal.last_seq,
+            "last_hash": self.journal.last_hash,
+            "journal_id": self.journal.journal_id,
+            "devices": {
+                n: {
+                    "health": r.health,
+                    "frames": r.counters.frames,
+                    "malformed": r.counters.malformed,
+                }
+                for n, r in self.devices.items()
+            },
+            "alarms": len(self.pipeline.state.alarms),
+            "journal_ok": self.pipeline.healthy,
+        }
+
+    async def _watchdog(self, interval: float) -> None:
+        """Pinged from the loop itself: a blocked loop stops the pings and systemd restarts us."""
+        while True:
+            if self.pipeline.healthy:
+                self.notifier.watchdog()
+            self.notifier.status(self.summary())
+            await asyncio.sleep(interval)
+
+    def summary(self) -> str:
+        devs = " ".join(f"{n}={r.health}" for n, r in self.devices.items())
+        alarms = len(self.pipeline.state.alarms)
+        journal = "" if self.pipeline.healthy else " JOURNAL FAILING"
+        return f"seq {self.journal.last_seq}; {devs or 'no devices'}; {alarms} alarm(s){journal}"
+
+    # -- control --------------------------------------------------------------------------------
+
+    async def handle(self, msg: dict[str, Any], peer: Peer) -> dict[str, Any]:
+        cmd = msg["cmd"]
+        args = msg.get("args", {})
+        if cmd == "status":
+            return self.status()
+        if cmd == "devices":
+            return {"devices": [r.status() for r in self.devices.values()]}
+        if cmd in self.table.all_commands:
+            actor = str(msg.get("actor") or f"{peer.transport}:{os.getuid()}")
+            role = self.s.config.control.role
+            fut = self.pipeline.submit(
+                Command(cmd, args, actor, role, source="control", mono=self.clock.mono()),
+                reply=True,
+            )
+            assert fut is not None
+            try:
+                d = await fut
+            except JournalError as e:
+                raise ControlError(str(e)) from None
+            if d.refused is not None:
+                raise ControlError(d.refused)
+            return {
+                "accepted": cmd,
+                "events": [x.type for x in d.drafts],
+                "last_seq": self.journal.last_seq,
+            }
+        known = sorted(["status", "devices", *self.table.all_commands])
+        raise ControlError(f"unknown command {cmd!r} (known: {', '.join(known)})")
+
+    def status(self) -> dict[str, Any]:
+        st = self.pipeline.state
+        g = st.game
+        return {
+            "table": self.s.table,
+            "game": self.s.config.table.game,
+            "version": self.version,
+            "uptime": round(self.clock.mono() - self.started_mono, 3),
+            "last_seq": self.journal.last_seq,
+            "last_hash": self.journal.last_hash,
+            "journal": str(self.s.journal_path),
+            "journal_id": self.journal.journal_id,
+            "journal_ok": self.pipeline.healthy,
+            "journal_error": self.pipeline.stats.last_error,
+            "publish": self.s.config.bus.publish,
+            "replay": self.s.config.bus.replay,
+            "state": self.table.game.summary(g) if hasattr(self.table.game, "summary") else {},
+            "devices": [r.status() for r in self.devices.values()],
+            "alarms": [
+                {
+                    "id": a.id,
+                    "kind": a.kind,
+                    "message": a.message,
+                    "rule": a.rule,
+                    "action": a.action,
+                    "severity": a.severity,
+                    "device": a.device,
+                }
+                for a in st.alarms.values()
+            ],
+            "pipeline": {
+                "inputs": self.pipeline.stats.inputs,
+                "events": self.pipeline.stats.events,
+                "commits": self.pipeline.stats.commits,
+                "refused": self.pipeline.stats.refused,
+            },
+            "bus": dict(self.bus.counters),
+        }
+
+
+def log_events(events: Any) -> None:
+    """One log line per committed event: what a person watching ``make run`` follows."""
+    for ev in events:
+        d = ev.data
+        if ev.type == "hand.result":
+            log.info(
+                f"hand {d['hand']}: {d['winner'].upper()}",
+                seq=ev.seq,
+                shoe=d["shoe"],
+                player=" ".join(d["player"]) + f" ({d['player_total']})",
+                banker=" ".join(d["banker"]) + f" ({d['banker_total']})",
+            )
+        elif ev.type == "card.dealt":
+            log.info(f"card {d['card']} → {d['box']}", seq=ev.seq, hand=d["hand"])
+        elif ev.type.startswith("alarm."):
+            log.warning(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if v is not None})
+        else:
+            log.info(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if k not in ("rule",)})
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+
+def default_config() -> str:
+    return os.environ.get("TABLED_CONFIG") or DEFAULT_CONFIG
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tabled", description="Table controller daemon")
+    p.add_argument(
+        "--config", default=None, help=f"table config (default: $TABLED_CONFIG or {DEFAULT_CONFIG})"
+    )
+    p.add_argument("--version", action="version", version=f"tabled {package_version()}")
+    a = p.parse_args(argv)
+    path = a.config or default_config()
+    try:
+        settings = load(path)
+    except ConfigError as e:
+        print(
+            f"tabled: refusing to start: {len(e.problems)} problem(s) in {e.path}", file=sys.stderr
+        )
+        print(str(e), file=sys.stderr)
+        return 2
+    logs.setup(settings.config.log.level, settings.config.log.format, table=settings.table)
+    return asyncio.run(_run(settings))
+
+
+async def _run(settings: Settings) -> int:
+    daemon = Daemon(settings)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, daemon.stop)
+    try:
+        return await daemon.run()
+    except (JournalError, OSError, zmq.ZMQError) as e:
+        log.error("tabled cannot run", error=str(e))
+        print(f"tabled: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,401 @@
+"""tablectl: the field technician's and supervisor's tool.
+
+Readable output by default, ``--json`` for scripts. Exit codes: 0 fine,
+1 something needs attention (a failed check, a refused command, an alarm),
+2 bad usage or a bad config, 3 the daemon could not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from daemon.config import ConfigError, Settings, effective, load
+
+EXIT_OK, EXIT_ATTENTION, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+
+def _default_config() -> str:
+    env = os.environ.get("TABLED_CONFIG")
+    if env:
+        return env
+    etc = sorted(Path("/etc/tabled").glob("*.toml")) if Path("/etc/tabled").is_dir() else []
+    if len(etc) == 1:
+        return str(etc[0])
+    return "config/demo.toml"
+
+
+def _settings(a: argparse.Namespace) -> Settings:
+    return load(a.config or _default_config())
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+# -- config -----------------------------------------------------------------------------------
+
+
+def cmd_config_check(a: argparse.Namespace) -> int:
+    try:
+        s = load(a.file)
+    except ConfigError as e:
+        print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
+        print(str(e), file=sys.stderr)
+        return EXIT_USAGE
+    _print_json(effective(s))
+    return EXIT_OK
+
+
+# -- journal ------------------------------------------------------------------------------------
+
+
+def _journal_path(a: argparse.Namespace) -> Path:
+    if getattr(a, "journal", None):
+        return Path(a.journal)
+    return _settings(a).journal_path
+
+
+def cmd_verify(a: argparse.Namespace) -> int:
+    from daemon.journal import connect, verify_chain
+
+    path = _journal_path(a)
+    if not path.exists():
+        print(f"no journal at {path}", file=sys.stderr)
+        return EXIT_USAGE
+    db = connect(path, readonly=True)
+    checked, problem = verify_chain(db)
+    if problem is not None:
+        print(f"FAILED: {path}: {problem} ({checked} events before it verified)")
+        return EXIT_ATTENTION
+    head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    if head:
+        print(
+            f"ok: {path}: {checked} events, chain intact, head seq {head[0]} hash {head[1][:16]}…"
+        )
+    else:
+        print(f"ok: {path}: empty journal")
+    return EXIT_OK
+
+
+RESULTS = ("hand.result", "hand.void", "spin.result", "spin.void")
+
+
+def cmd_recall(a: argparse.Namespace) -> int:
+    from daemon.journal import connect, read_events
+
+    path = _journal_path(a)
+    db = connect(path, readonly=True)
+    rows = db.execute(
+        f"SELECT seq FROM events WHERE type IN ({','.join('?' * len(RESULTS))}) ORDER BY seq DESC LIMIT ?",
+        (*RESULTS, a.last),
+    ).fetchall()
+    if not rows:
+        print("no games in the journal yet")
+        return EXIT_OK
+    first_end = rows[-1][0]
+    prev = db.execute(
+        f"SELECT MAX(seq) FROM events WHERE seq < ? AND type IN ({','.join('?' * len(RESULTS))})",
+        (first_end, *RESULTS),
+    ).fetchone()[0]
+    games: list[dict[str, Any]] = []
+    cur: dict[str, Any] = {"events": []}
+    for ev in read_events(db, (prev or 0) + 1, rows[0][0]):
+        cur["events"].append(msgspec.to_builtins(ev))
+        if ev.type in RESULTS:
+            cur["end"] = msgspec.to_builtins(ev)
+            games.append(cur)
+            cur = {"events": []}
+    if a.json:
+        _print_json(games)
+        return EXIT_OK
+    for g in games:
+        print(_game_text(g))
+    return EXIT_OK
+
+
+def _game_text(g: dict[str, Any]) -> str:
+    end = g["end"]
+    d = end["data"]
+    head = f"seq {end['seq']}  {end['time']}  "
+    if end["type"] == "hand.result":
+        head += (
+            f"shoe {d['shoe']} hand {d['hand']}: {d['winner'].upper()}  "
+            f"player {' '.join(d['player'])} ({d['player_total']})  "
+            f"banker {' '.join(d['banker'])} ({d['banker_total']})"
+        )
+        flags = [k for k in ("natural", "player_pair", "banker_pair", "banker_six") if d.get(k)]
+        if flags:
+            head += "  [" + ", ".join(flags) + "]"
+    elif end["type"] == "hand.void":
+        head += f"shoe {d['shoe']} hand {d['hand']}: VOID ({d['reason']}) by {d.get('by')}"
+    else:
+        head += f"{end['type']} {json.dumps(d, sort_keys=True)}"
+    lines = [head]
+    for ev in g["events"]:
+        t, x = ev["type"], ev["data"]
+        if t == "card.dealt":
+            lines.append(
+                f"    {ev['seq']:>8}  card {x['card']} → {x['box']}"
+                + (" (face up)" if x.get("face_up") else "")
+                + (f" entered by {x['entered_by']}" if x.get("entered_by") else "")
+            )
+        elif t.startswith("alarm.") or t in (
+            "betting.opened",
+            "betting.closed",
+            "table.paused",
+            "table.resumed",
+            "shoe.cut_card",
+            "card.exposed",
+        ):
+            detail = x.get("message") or x.get("reason") or x.get("by") or ""
+            lines.append(f"    {ev['seq']:>8}  {t} {detail}")
+    return "\n".join(lines)
+
+
+# -- talking to the daemon -------------------------------------------------------------------------
+
+
+def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
+    from daemon.control import ControlClient, ControlError, DaemonUnreachable
+
+    s = _settings(a)
+    client = ControlClient(s.control_endpoint, timeout=a.timeout, actor=a.actor)
+    try:
+        return EXIT_OK, client.call(cmd, **args)
+    except DaemonUnreachable as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_UNREACHABLE, None
+    except ControlError as e:
+        print(f"refused: {e}", file=sys.stderr)
+        return EXIT_ATTENTION, None
+    finally:
+        client.close()
+
+
+def cmd_status(a: argparse.Namespace) -> int:
+    rc, st = _call(a, "status")
+    if rc:
+        return rc
+    attention = (
+        bool(st["alarms"])
+        or not st["journal_ok"]
+        or any(d["health"] != "ok" for d in st["devices"])
+    )
+    if a.json:
+        _print_json(st)
+        return EXIT_ATTENTION if attention else EXIT_OK
+    g = st.get("state", {})
+    print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
+    print(
+        f"  game:    {g.get('text', '-')}  (shoe {g.get('shoe')}, hand {g.get('hand')}, "
+        f"{g.get('cards_out', 0)} cards out)"
+    )
+    print(
+        f"  journal: seq {st['last_seq']}  {'ok' if st['journal_ok'] else 'FAILING: ' + str(st['journal_error'])}"
+        f"  {st['journal']}"
+    )
+    print(f"  bus:     publish {st['publish']}  replay {st['replay']}")
+    _devices_table(st["devices"])
+    if st["alarms"]:
+        print("  alarms:")
+        for al in st["alarms"]:
+            print(f"    {al['id']} [{al['severity']}] {al['message']}")
+            print(f"        rule: {al['rule']}")
+            print(f"        next: {al['action']}")
+    else:
+        print("  alarms:  none")
+    return EXIT_ATTENTION if attention else EXIT_OK
+
+
+def _devices_table(devs: list[dict[str, Any]]) -> None:
+    print(
+        f"  {'device':<10} {'driver':<13} {'health':<13} {'frames':>7} {'malformed':>9} "
+        f"{'unknown':>7} {'reconn':>6} {'last frame':>10}  port"
+    )
+    for d in devs:
+        age = d.get("last_frame_age")
+        age_text = "-" if age is None else f"{age:.1f} s"
+        print(
+            f"  {d['name']:<10} {d['driver']:<13} {d['health']:<13} {d['frames']:>7} "
+            f"{d['malformed']:>9} {d['unknown']:>7} {d['reconnects']:>6} {age_text:>10}  "
+            f"{d.get('port') or '-'}"
+        )
+        if d["health"] != "ok":
+            print(f"  {'':<10} {d['reason']}")
+
+
+def cmd_devices(a: argparse.Namespace) -> int:
+    rc, res = _call(a, "devices")
+    if rc:
+        return rc
+    bad = any(d["health"] != "ok" for d in res["devices"])
+    if a.json:
+        _print_json(res)
+    else:
+        _devices_table(res["devices"])
+    return EXIT_ATTENTION if bad else EXIT_OK
+
+
+def _operator(cmd: str, **fixed: Any) -> Any:
+    def run(a: argparse.Namespace) -> int:
+        args = {k: v for k, v in fixed.items()}
+        for k in ("card", "reason", "id"):
+            v = getattr(a, k, None)
+            if v is not None:
+                args[k] = v
+        rc, res = _call(a, cmd, **args)
+        if rc:
+            return rc
+        if a.json:
+            _print_json(res)
+        else:
+            print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
+        return EXIT_OK
+
+    return run
+
+
+def cmd_card(a: argparse.Namespace) -> int:
+    if a.card.lower() == "accept":
+        a.card = None
+        return _operator("card.accept")(a)
+    return _operator("card.enter")(a)
+
+
+# -- replay ------------------------------------------------------------------------------------------
+
+
+def cmd_replay(a: argparse.Namespace) -> int:
+    from daemon.capture import CaptureError
+    from daemon.capture import load as load_capture
+    from daemon.replay import replay
+
+    try:
+        settings = load(a.config) if a.config else None
+        caps = [load_capture(p) for p in a.captures]
+        r = replay(caps, settings)
+    except (CaptureError, ConfigError, OSError) as e:
+        print(f"tablectl replay: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    out = sys.stdout.buffer
+    for line in r.lines():
+        out.write(line + b"\n")
+    st = r.stats
+    print(
+        f"# {len(r.events)} events from {st.frames} frames ({st.malformed} malformed, "
+        f"{st.unknown} unknown), {st.commands} commands ({len(st.refused)} refused)",
+        file=sys.stderr,
+    )
+    for why in st.refused:
+        print(f"#   refused: {why}", file=sys.stderr)
+    return EXIT_OK
+
+
+# -- parser ------------------------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tablectl", description="Talk to tabled, check its journal and config."
+    )
+    p.add_argument(
+        "--config",
+        help="the table's config (default: $TABLED_CONFIG, the only "
+        "/etc/tabled/*.toml, or config/demo.toml)",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the daemon")
+    p.add_argument("--actor", default=None, help="who is acting (default: your login name)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("config", help="check a config file")
+    csub = c.add_subparsers(dest="config_cmd", required=True)
+    cc = csub.add_parser("check", help="print every problem (exit 2) or the effective config")
+    cc.add_argument("file")
+    cc.set_defaults(func=cmd_config_check)
+
+    v = sub.add_parser("verify", help="check the journal's whole hash chain")
+    v.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    v.set_defaults(func=cmd_verify)
+
+    r = sub.add_parser("recall", help="the last games with every card, void and alarm")
+    r.add_argument("--last", type=int, default=10)
+    r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    r.set_defaults(func=cmd_recall)
+
+    sub.add_parser("status", help="table, game, journal, devices and alarms").set_defaults(
+        func=cmd_status
+    )
+    sub.add_parser("devices", help="each device's health and counters").set_defaults(
+        func=cmd_devices
+    )
+
+    rp = sub.add_parser(
+        "replay", help="run captures through the real protocol and table, print events"
+    )
+    rp.add_argument("captures", nargs="+")
+    rp.set_defaults(func=cmd_replay)
+
+    b = sub.add_parser("betting", help="open or close betting")
+    b.add_argument("action", choices=["open", "close"])
+    b.set_defaults(func=lambda a: _operator(f"betting.{a.action}")(a))
+
+    s = sub.add_parser("shoe", help="shoe procedures")
+    s.add_argument("action", choices=["new"])
+    s.set_defaults(func=_operator("shoe.new"))
+
+    sub.add_parser("cut-card", help="the cut card came out").set_defaults(
+        func=_operator("shoe.cut-card")
+    )
+    ex = sub.add_parser("exposed", help="a card was exposed out of turn")
+    ex.add_argument("card", nargs="?")
+    ex.set_defaults(func=_operator("card.exposed"))
+    sub.add_parser("face-up", help="a card is face up in the shoe").set_defaults(
+        func=_operator("card.face-up")
+    )
+
+    cd = sub.add_parser(
+        "card", help="enter the card the shoe could not read (KD), or `accept` a held card"
+    )
+    cd.add_argument("card")
+    cd.set_defaults(func=cmd_card)
+
+    vd = sub.add_parser("void", help="void the hand in play or the rest of the shoe")
+    vd.add_argument("what", choices=["hand", "shoe"])
+    vd.add_argument("--reason", required=True)
+    vd.set_defaults(func=lambda a: _operator(f"{a.what}.void")(a))
+
+    al = sub.add_parser("alarm", help="clear a latched alarm")
+    al.add_argument("action", choices=["clear"])
+    al.add_argument("id", help="alarm id (see status), or `all`")
+    al.add_argument("--reason", required=True)
+    al.set_defaults(func=_operator("alarm.clear"))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    if a.actor is None:
+        try:
+            a.actor = getpass.getuser()
+        except (KeyError, OSError):
+            a.actor = f"uid:{os.getuid()}"
+    try:
+        return int(a.func(a))
+    except ConfigError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""One TOML file per table, validated into typed objects at load.
+
+Every problem is reported, not just the first: a technician fixing a config
+on a table PC should see the wrong type, the missing key and the typo in
+one run. Each message names the file, the key path and the reason, e.g.
+``demo.toml: devices[0].baudrate: expected an integer, got "fast"``.
+Unknown keys are errors (a misspelt option silently ignored is a house rule
+silently not applied).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import msgspec
+
+from drivers.base import DriverError, driver_class
+
+
+class ConfigError(Exception):
+    """All the problems found in one config file."""
+
+    def __init__(self, path: str | Path, problems: list[str]) -> None:
+        self.path = str(path)
+        self.problems = problems
+        super().__init__("\n".join(f"{Path(path).name}: {p}" for p in problems))
+
+
+_Name = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")]
+
+
+class TableSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    id: _Name
+    game: str
+    #: where the journal and runtime files go when not given elsewhere;
+    #: relative paths are relative to the config file.
+    state_dir: str | None = None
+    runtime_dir: str | None = None
+
+
+class DeviceConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    name: _Name
+    driver: str
+    #: a path (prefer /dev/serial/by-id/…), a pyserial URL (socket://…),
+    #: a USB identity ``usb:VID:PID[:SERIAL]`` resolved at every connect,
+    #: or ``sim`` for the driver's simulator on a pty.
+    port: str
+    baudrate: Annotated[int, msgspec.Meta(gt=0)] | None = None
+    bytesize: Literal[5, 6, 7, 8] | None = None
+    parity: Literal["N", "E", "O", "M", "S"] | None = None
+    stopbits: Annotated[float, msgspec.Meta(ge=1, le=2)] | None = None
+    stale_after: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    reconnect_max: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    options: dict[str, Any] = {}
+    sim: dict[str, Any] = {}
+
+
+class JournalSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    path: str = "journal.sqlite"
+    snapshot_every: Annotated[int, msgspec.Meta(ge=10)] = 1000
+
+
+class BusSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    publish: str = "tcp://127.0.0.1:7700"
+    replay: str = "tcp://127.0.0.1:7701"
+    heartbeat_interval: Annotated[float, msgspec.Meta(gt=0, le=60)] = 1.0
+    #: publisher queue per subscriber; past it a slow subscriber loses
+    #: messages (it sees the seq gap and repairs it from replay).
+    sndhwm: Annotated[int, msgspec.Meta(ge=1)] = 10000
+    replay_hwm: Annotated[int, msgspec.Meta(ge=1)] = 1000
+    replay_max: Annotated[int, msgspec.Meta(ge=1)] = 1_000_000
+
+
+class ControlSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: default: ``ipc://<runtime_dir>/control.sock``
+    endpoint: str | None = None
+    #: permission bits of the ipc socket file: who may talk to the daemon.
+    mode: Annotated[int, msgspec.Meta(ge=0, le=0o777)] = 0o660
+    #: the role of a peer of this socket: who can open the socket file is
+    #: decided by its mode and group, so the socket itself stands for a role.
+    role: Literal["viewer", "dealer", "supervisor", "technician"] = "supervisor"
+
+
+class LogSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    #: ``auto``: JSON lines when stdout is not a terminal (journald), console otherwise.
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    table: TableSection
+    devices: list[DeviceConfig] = []
+    game: dict[str, Any] = {}
+    journal: JournalSection = JournalSection()
+    bus: BusSection = BusSection()
+    control: ControlSection = ControlSection()
+    log: LogSection = LogSection()
+
+
+class Settings(msgspec.Struct, frozen=True):
+    """A validated config with paths resolved and typed game and driver options."""
+
+    source: str
+    config: Config
+    game: Any
+    device_options: dict[str, msgspec.Struct]
+    state_dir: Path
+    runtime_dir: Path
+    journal_path: Path
+    control_endpoint: str
+
+    @property
+    def table(self) -> str:
+        return self.config.table.id
+
+
+# -- validation ------------------------------------------------------------------
+
+_HUMAN = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "object": "a table",
+    "array": "an array",
+    "null": "nothing",
+}
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return str(value)
+
+
+def _humanise(msg: str, value: Any) -> str:
+    m = re.match(r"Expected `(.+?)`(?:, got `(\w+)`)?", msg)
+    if m:
+        wanted = " or ".join(_HUMAN.get(t.strip(), t.strip()) for t in m.group(1).split("|"))
+        rest = msg[m.end() :].split(" - at ")[0]
+        return f"expected {wanted}{rest}, got {_show(value)}"
+    m = re.match(r"Invalid enum value (.+)", msg)
+    if m:
+        return f"{_show(value)} is not one of the allowed values"
+    return msg.split(" - at ")[0]
+
+
+def _literal_choices(tp: Any) -> list[Any] | None:
+    if get_origin(tp) is Literal:
+        return list(get_args(tp))
+    if get_origin(tp) in (Union, type(int | None)):
+        out: list[Any] = []
+        for a in get_args(tp):
+            if a is type(None):
+                continue
+            c = _literal_choices(a)
+            if c is None:
+                return None
+            out += c
+        return out or None
+    return None
+
+
+def check(value: Any, tp: Any, path: str, errors: list[str]) -> None:
+    """Collect every problem of ``value`` against ``tp`` (a Struct, list, or plain type)."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        if not isinstance(value, dict):
+            errors.append(f"{path}: expected a table, got {_show(value)}")
+            return
+        fields = {f.encode_name: f for f in msgspec.structs.fields(tp)}
+        before = len(errors)
+        for key in value:
+            if key not in fields:
+                known = ", ".join(fields)
+                errors.append(f"{_join(path, key)}: unknown key (known keys: {known})")
+        for name, f in fields.items():
+            if name in value:
+                check(value[name], f.type, _join(path, name), errors)
+            elif f.required:
+                errors.append(f"{_join(path, name)}: missing required key")
+        if len(errors) == before:
+            try:
+                msgspec.convert(value, tp)
+            except msgspec.ValidationError as e:
+                errors.append(f"{path or '(top level)'}: {e}")
+        return
+    if get_origin(tp) is list:
+        (item,) = get_args(tp)
+        if not isinstance(value, list):
+            errors.append(f"{path}: expected an array, got {_show(value)}")
+            return
+        for i, v in enumerate(value):
+            check(v, item, f"{path}[{i}]", errors)
+        return
+    try:
+        msgspec.convert(value, tp)
+    except msgspec.ValidationError as e:
+        choices = _literal_choices(tp)
+        if choices is not None:
+            shown = ", ".join(_show(c) for c in choices)
+            errors.append(f"{path}: {_show(value)} is not one of {shown}")
+        else:
+            errors.append(f"{path}: {_humanise(str(e), value)}")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
+    """Read, validate and resolve one table config; raise :class:`ConfigError` listing every problem."""
+    from daemon.table import game_rules_type
+
+    env = dict(os.environ) if env is None else env
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(p, ["file not found"]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(p, [f"cannot read: {e}"]) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(p, [f"not valid TOML: {e}"]) from None
+
+    errors: list[str] = []
+    check(raw, Config, "", errors)
+    # Game rules and driver options have their own schemas, chosen by name.
+    table = raw.get("table") if isinstance(raw.get("table"), dict) else {}
+    game_name = table.get("game")
+    rules_type = None
+    if isinstance(game_name, str):
+        rules_type = game_rules_type(game_name)
+        if rules_type is None:
+            from daemon.table import GAMES
+
+            errors.append(f'table.game: unknown game "{game_name}" (known: {", ".join(GAMES)})')
+        else:
+            check(raw.get("game", {}), rules_type, "game", errors)
+    device_types: dict[str, Any] = {}
+    names: set[str] = set()
+    for i, dev in enumerate(raw.get("devices", []) if isinstance(raw.get("devices"), list) else []):
+        if not isinstance(dev, dict):
+            continue
+        name = dev.get("name")
+        if isinstance(name, str):
+            if name in names:
+                errors.append(f'devices[{i}].name: "{name}" is used by another device')
+            names.add(name)
+        drv = dev.get("driver")
+        if isinstance(drv, str):
+            try:
+                cls = driver_class(drv)
+            except DriverError as e:
+                errors.append(f"devices[{i}].driver: {e}")
+                continue
+            check(dev.get("options", {}), cls.Options, f"devices[{i}].options", errors)
+            device_types[str(name)] = cls.Options
+    if errors:
+        raise ConfigError(p, errors)
+
+    cfg = msgspec.convert(raw, Config)
+    base = p.resolve().parent
+    tid = cfg.table.id
+    state_dir = _resolve(
+        base, cfg.table.state_dir or env.get("TABLED_STATE_DIR") or f"../state/{tid}"
+    )
+    runtime_dir = _resolve(
+        base, cfg.table.runtime_dir or env.get("TABLED_RUNTIME_DIR") or str(state_dir)
+    )
+    endpoint = cfg.control.endpoint or f"ipc://{runtime_dir / 'control.sock'}"
+    if endpoint.startswith("ipc://") and len(endpoint) - 6 > 100:
+        raise ConfigError(
+            p,
+            [
+                f"control.endpoint: the ipc path {endpoint[6:]} is longer than the 100 bytes a "
+                "unix socket allows; set control.endpoint or table.runtime_dir to a shorter path"
+            ],
+        )
+    return Settings(
+        source=str(p),
+        config=cfg,
+        game=msgspec.convert(cfg.game, rules_type),
+        device_options={
+            d.name: msgspec.convert(d.options, device_types[d.name]) for d in cfg.devices
+        },
+        state_dir=state_dir,
+        runtime_dir=runtime_dir,
+        journal_path=_resolve(state_dir, cfg.journal.path),
+        control_endpoint=endpoint,
+    )
+
+
+def _resolve(base: Path, value: str) -> Path:
+    q = Path(value).expanduser()
+    return q if q.is_absolute() else (base / q).resolve()
+
+
+def effective(settings: Settings) -> dict[str, Any]:
+    """The config as the daemon will run it, defaults filled in (``tablectl config check``)."""
+    out: dict[str, Any] = msgspec.to_builtins(settings.config)
+    out["game"] = msgspec.to_builtins(settings.game)
+    for dev in out["devices"]:
+        dev["options"] = msgspec.to_builtins(settings.device_options[dev["name"]])
+    out["resolved"] = {
+        "state_dir": str(settings.state_dir),
+        "runtime_dir": str(settings.runtime_dir),
+        "journal": str(settings.journal_path),
+        "control": settings.control_endpoint,
+    }
+    return out

@@ -1,0 +1,75 @@
+"""The croupier: opens and closes betting on a timer, as a live studio's game server does.
+
+It is a client of the table like a dealer's button: it submits the same
+commands (``betting.open``, ``betting.close``, ``shoe.new``) with the actor
+``croupier``, so its actions are journaled and refused for the same reasons
+a person's would be. Enabled by the house rule ``betting_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import structlog
+
+from daemon.events import Event
+from daemon.table import Command, Input, TableState
+
+log = structlog.get_logger("croupier")
+
+
+class Croupier:
+    def __init__(self, rules: Any, submit: Callable[[Input], object]) -> None:
+        self.betting = float(rules.betting_seconds)
+        self.settle = float(getattr(rules, "settle_seconds", 3.0))
+        self.new_shoe = bool(getattr(rules, "auto_new_shoe", False))
+        self.submit = submit
+        self._timer: asyncio.TimerHandle | None = None
+
+    @staticmethod
+    def wanted(rules: Any) -> bool:
+        return getattr(rules, "betting_seconds", None) is not None
+
+    def start(self, state: TableState) -> None:
+        """Pick up where the table is after a (re)start."""
+        phase = getattr(state.game, "phase", None)
+        if phase == "betting":
+            self._later(self.betting, "betting.close")
+        elif phase in ("settling",):
+            self._later(self.settle, "betting.open")
+        elif phase in ("no-shoe", "shoe-ended") and self.new_shoe:
+            self._later(self.settle, "shoe.new")
+
+    def on_events(self, events: Sequence[Event]) -> None:
+        for ev in events:
+            t = ev.type
+            if t == "betting.opened":
+                self._later(self.betting, "betting.close")
+            elif t == "betting.closed":
+                self._cancel()
+            elif t in ("hand.result", "hand.void", "shoe.burn") or (
+                t == "hand.demo" and ev.data.get("last_demo")
+            ):
+                self._later(self.settle, "betting.open")
+            elif t in ("shoe.ended", "shoe.void"):
+                self._cancel()
+                if self.new_shoe:
+                    self._later(self.settle * 2, "shoe.new")
+
+    def _later(self, delay: float, name: str) -> None:
+        self._cancel()
+        self._timer = asyncio.get_running_loop().call_later(delay, self._fire, name)
+
+    def _fire(self, name: str) -> None:
+        self._timer = None
+        self.submit(Command(name, {}, "croupier", "dealer", source="timer"))
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def close(self) -> None:
+        self._cancel()

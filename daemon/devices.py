@@ -1,0 +1,223 @@
+"""One configured device at runtime: transport + protocol + health + counters.
+
+The runner is the transport's sink: it feeds bytes to a fresh protocol per
+connection, counts what comes back (frames, malformed, unknown), turns
+silence into ``stale`` with a timer (no polling), and hands readings and
+health changes to the pipeline. Garbage is counted and logged, never
+raised and never passed on as a card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from daemon.table import DeviceHealth, DeviceReading, Input
+from drivers.base import Driver, Protocol
+from drivers.readings import DeviceReply, Malformed, Reading, Unknown
+
+Tap = Callable[[str, bytes, float], None]
+
+
+@dataclass(slots=True)
+class Counters:
+    frames: int = 0
+    malformed: int = 0
+    unknown: int = 0
+    reconnects: int = 0
+    connects: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    last_frame_mono: float | None = None
+    last_frame_wall: float | None = None
+
+
+class DeviceRunner:
+    def __init__(
+        self,
+        name: str,
+        driver: Driver,
+        submit: Callable[[Input], object],
+        *,
+        stale_after: float | None = None,
+        mono: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self.driver = driver
+        self.submit = submit
+        self.stale_after = stale_after if stale_after is not None else driver.stale_after
+        self.mono = mono
+        self.wall = wall
+        self.counters = Counters()
+        self.health = "disconnected"
+        self.reason = "not connected yet"
+        self.port: str | None = None
+        self.identity: str | None = None
+        self.protocol: Protocol = driver.protocol()
+        self.transport: Any = None
+        self.taps: list[Tap] = []
+        self.last_malformed: tuple[str, bytes] | None = None
+        self.on_link: list[Callable[[bool], None]] = []
+        self._stale_timer: asyncio.TimerHandle | None = None
+        self._poll_task: asyncio.Task[None] | None = None
+        self._warned_at = 0.0
+        self.log = structlog.get_logger("device").bind(device=name, driver=driver.name)
+
+    # -- TransportSink ------------------------------------------------------------------
+
+    def on_connected(self, info: dict[str, Any]) -> None:
+        self.port = str(info.get("port", ""))
+        self.protocol = self.driver.protocol()
+        if self.counters.connects:
+            self.counters.reconnects += 1
+        self.counters.connects += 1
+        self._set_health("ok", f"port {self.port} open", {"port": self.port})
+        for fn in self.on_link:
+            fn(True)
+        for cmd in self.driver.on_connect():
+            self.send(cmd)
+        poll = self.driver.poll()
+        if poll is not None:
+            self._poll_task = asyncio.get_running_loop().create_task(self._poll(*poll))
+        self._arm_stale()
+
+    def on_data(self, data: bytes, mono: float) -> None:
+        c = self.counters
+        c.bytes_in += len(data)
+        for tap in self.taps:
+            tap("rx", data, mono)
+        try:
+            readings = self.protocol.feed(data, mono)
+        except Exception as e:  # a protocol bug must not take the device down
+            self.log.exception("protocol raised; bytes counted as malformed")
+            readings = [Malformed(frame=data[:64], reason=f"protocol error: {type(e).__name__}")]
+        if readings:
+            c.last_frame_mono = mono
+            c.last_frame_wall = self.wall()
+            if self.health == "stale":
+                self._set_health("ok", "traffic resumed")
+        for r in readings:
+            self._reading(r, mono)
+
+    def on_sent(self, data: bytes, mono: float) -> None:
+        self.counters.bytes_out += len(data)
+        for tap in self.taps:
+            tap("tx", data, mono)
+        for r in self.protocol.sent(data, mono):
+            self._reading(r, mono)
+
+    def on_disconnected(self, reason: str) -> None:
+        for r in self.protocol.eof():
+            self._reading(r, self.mono())
+        self._cancel_timers()
+        for fn in self.on_link:
+            fn(False)
+        self._set_health("disconnected", reason)
+
+    # -- readings ------------------------------------------------------------------------
+
+    def _reading(self, r: Reading, mono: float) -> None:
+        c = self.counters
+        if isinstance(r, Malformed):
+            c.malformed += 1
+            self.last_malformed = (r.reason, r.frame)
+            now = self.mono()
+            if now - self._warned_at >= 1.0:  # a flood is counted in full but logged once a second
+                self._warned_at = now
+                self.log.warning(
+                    "malformed frame", reason=r.reason, frame=r.frame[:64], malformed=c.malformed
+                )
+            return
+        if isinstance(r, Unknown):
+            c.unknown += 1
+            self.log.info("unknown frame", frame=r.frame[:64], reason=r.reason)
+            return
+        c.frames += 1
+        if isinstance(r, DeviceReply) and r.command in ("*V", "version", "identity"):
+            self.identity = r.text
+        self.submit(DeviceReading(self.name, r, mono))
+
+    # -- health -------------------------------------------------------------------------
+
+    def _set_health(self, health: str, reason: str, info: dict[str, Any] | None = None) -> None:
+        if health == self.health and health != "ok":
+            return
+        changed = health != self.health
+        self.health, self.reason = health, reason
+        if changed:
+            self.log.info("device " + health, reason=reason)
+            self.submit(DeviceHealth(self.name, health, reason, self.mono(), info or {}))
+
+    def _arm_stale(self) -> None:
+        if self.stale_after is None:
+            return
+        loop = asyncio.get_running_loop()
+        self._stale_timer = loop.call_later(self.stale_after, self._check_stale)
+
+    def _check_stale(self) -> None:
+        """Fires once per window; re-arms for the rest of the window when traffic came."""
+        assert self.stale_after is not None
+        last = self.counters.last_frame_mono
+        now = self.mono()
+        since = now - last if last is not None else None
+        if self.health != "disconnected":
+            if since is None or since >= self.stale_after:
+                self._set_health("stale", f"no frame for {self.stale_after:g} s")
+                delay = self.stale_after
+            else:
+                delay = self.stale_after - since
+            self._stale_timer = asyncio.get_running_loop().call_later(delay, self._check_stale)
+
+    def _cancel_timers(self) -> None:
+        if self._stale_timer is not None:
+            self._stale_timer.cancel()
+            self._stale_timer = None
+        if self._poll_task is not None:
+            self._poll_task.cancel()
+            self._poll_task = None
+
+    async def _poll(self, interval: float, command: bytes) -> None:
+        while True:
+            self.send(command)
+            await asyncio.sleep(interval)
+
+    # -- commands -------------------------------------------------------------------------
+
+    def send(self, data: bytes) -> bool:
+        if self.transport is None:
+            return False
+        ok: bool = self.transport.write(data)
+        return ok
+
+    def status(self) -> dict[str, Any]:
+        c = self.counters
+        return {
+            "name": self.name,
+            "driver": self.driver.name,
+            "health": self.health,
+            "reason": self.reason,
+            "port": self.port,
+            "identity": self.identity,
+            "frames": c.frames,
+            "malformed": c.malformed,
+            "unknown": c.unknown,
+            "reconnects": c.reconnects,
+            "bytes_in": c.bytes_in,
+            "bytes_out": c.bytes_out,
+            "last_frame_age": None
+            if c.last_frame_mono is None
+            else round(self.mono() - c.last_frame_mono, 3),
+            "last_frame_time": c.last_frame_wall,
+            "last_malformed": None
+            if self.last_malformed is None
+            else {"reason": self.last_malformed[0], "frame": self.last_malformed[1].hex()},
+        }
+
+    def close(self) -> None:
+        self._cancel_timers()

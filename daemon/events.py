@@ -1,0 +1,114 @@
+"""The event envelope, its canonical bytes and its hash chain.
+
+Every event — journaled, published and replayed — is one envelope. Its
+canonical JSON (keys sorted, no whitespace, UTF-8, msgspec's stable number
+form) is the single byte form that is hashed, stored and published, so a
+backend can recompute any hash from what it received. ``docs/events.md``
+lists every type; adding a field is compatible, renaming or removing one
+bumps :data:`SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import msgspec
+
+SCHEMA_VERSION: Final = 1
+GENESIS: Final = "0" * 64
+
+_encoder = msgspec.json.Encoder(order="sorted")
+_decoder = msgspec.json.Decoder()
+
+
+class Draft(msgspec.Struct, frozen=True):
+    """An event the table decided, before the journal gives it a seq and hash."""
+
+    type: str
+    data: dict[str, Any]
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True):
+    """A committed event: what subscribers receive and the journal stores."""
+
+    v: int
+    table: str
+    seq: int
+    type: str
+    time: str
+    mono: float | None
+    data: dict[str, Any]
+    prev: str
+    hash: str
+
+    def canonical(self) -> bytes:
+        return _encoder.encode(self)
+
+    @property
+    def topic(self) -> bytes:
+        return f"{self.table}.{self.type}".encode()
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON of any value (sorted keys, compact)."""
+    return _encoder.encode(obj)
+
+
+def decode(raw: bytes) -> Event:
+    return msgspec.json.decode(raw, type=Event)
+
+
+def body_of(fields: dict[str, Any]) -> bytes:
+    """The hashed bytes: the canonical envelope without its ``hash`` field."""
+    return _encoder.encode({k: v for k, v in fields.items() if k != "hash"})
+
+
+def chain_hash(prev: str, body: bytes) -> str:
+    """``SHA-256(prev_hash ‖ canonical bytes)``, prev as its 32 raw bytes."""
+    return hashlib.sha256(bytes.fromhex(prev) + body).hexdigest()
+
+
+def seal(
+    *, table: str, seq: int, draft: Draft, time: str, mono: float | None, prev: str
+) -> tuple[Event, bytes]:
+    """Give a draft its place in the chain; returns the event and its stored bytes."""
+    fields = {
+        "v": SCHEMA_VERSION,
+        "table": table,
+        "seq": seq,
+        "type": draft.type,
+        "time": time,
+        "mono": mono,
+        "data": draft.data,
+        "prev": prev,
+    }
+    body = _encoder.encode(fields)
+    h = hashlib.sha256(bytes.fromhex(prev) + body).hexdigest()
+    fields["hash"] = h
+    raw = _encoder.encode(fields)
+    return Event(**fields), raw
+
+
+def check(raw: bytes, prev: str) -> tuple[dict[str, Any], str | None]:
+    """Recompute one stored event's hash; returns the fields and what is wrong, if anything."""
+    try:
+        fields = _decoder.decode(raw)
+    except msgspec.DecodeError as e:
+        return {}, f"not valid JSON ({e})"
+    if not isinstance(fields, dict) or "hash" not in fields:
+        return {}, "not an event envelope"
+    if fields.get("prev") != prev:
+        return fields, "prev does not match the hash of the event before it"
+    if _encoder.encode(fields) != raw:
+        return fields, "stored bytes are not canonical"
+    if chain_hash(prev, body_of(fields)) != fields["hash"]:
+        return fields, "hash does not match the event's bytes"
+    return fields, None
+
+
+def utc_text(epoch_seconds: float) -> str:
+    """UTC ISO-8601 with milliseconds and a Z, the one time format on the bus."""
+    dt = datetime.fromtimestamp(epoch_seconds, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

@@ -1,0 +1,234 @@
+"""Inputs to committed, published events, in order, one writer.
+
+Every input — a device reading, a health change, an operator command — is
+decided against the table state, the events of all inputs waiting at that
+moment are committed in one SQLite transaction (group commit: the fsync is
+shared, each input's events stay together and in order), and only then is
+the state advanced and the events published. A failed commit publishes
+nothing and advances nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from daemon.events import Event, utc_text
+from daemon.journal import Batch, Journal, JournalError, read_events, verify_chain
+from daemon.table import Decision, Input, Table, TableState
+
+log = structlog.get_logger("pipeline")
+
+Listener = Callable[[Sequence[Event]], None]
+
+
+@dataclass(slots=True)
+class Clock:
+    """Injected time: wall clock for event times, monotonic for readings and deadlines."""
+
+    wall: Callable[[], float] = time.time
+    mono: Callable[[], float] = time.monotonic
+
+
+@dataclass(slots=True)
+class _Item:
+    inp: Input
+    future: asyncio.Future[Decision] | None
+    mono: float | None
+
+
+@dataclass(slots=True)
+class Stats:
+    inputs: int = 0
+    events: int = 0
+    commits: int = 0
+    refused: int = 0
+    commit_failures: int = 0
+    last_error: str | None = None
+    recovered_events: int = 0
+    recovered_from_snapshot: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        table: Table,
+        journal: Journal,
+        *,
+        clock: Clock | None = None,
+        snapshot_every: int = 1000,
+        max_batch: int = 512,
+    ) -> None:
+        self.table = table
+        self.journal = journal
+        self.clock = clock or Clock()
+        self.snapshot_every = snapshot_every
+        self.max_batch = max_batch
+        self.state: TableState = table.initial()
+        self.listeners: list[Listener] = []
+        self.stats = Stats()
+        self._inbox: deque[_Item] = deque()
+        self._wake = asyncio.Event()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
+        self._closed = False
+        self.healthy = True
+
+    # -- recovery ---------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Rebuild the state from the journal: newest valid snapshot, then the events after it.
+
+        The chain after the snapshot is verified on the way; a broken chain stops the
+        start (appending to it would hide the damage).
+        """
+        j = self.journal
+        snap = j.latest_snapshot(self.table.state_version)
+        start, prev = 1, "0" * 64
+        if snap is not None:
+            seq, h, raw = snap
+            try:
+                self.state = self.table.decode_state(raw)
+                start, prev = seq + 1, h
+                self.stats.recovered_from_snapshot = seq
+            except Exception as e:  # an unreadable snapshot is skipped, the events are the truth
+                log.warning(
+                    "snapshot unreadable, replaying the whole journal", seq=seq, error=str(e)
+                )
+                self.state = self.table.initial()
+        _, problem = verify_chain(j.db, start, prev)
+        if problem is not None:
+            raise JournalError(
+                f"journal {j.path} is damaged at {problem}; the daemon will not append to a "
+                "broken chain. Run `tablectl verify` and keep the file for the investigation."
+            )
+        n = 0
+        for ev in read_events(j.db, start):
+            self.state = self.table.apply(self.state, ev.type, ev.data)
+            n += 1
+        self.stats.recovered_events = n
+
+    # -- input -------------------------------------------------------------------------
+
+    def submit(self, inp: Input, *, reply: bool = False) -> asyncio.Future[Decision] | None:
+        """Queue one input; with ``reply`` the future resolves once its events are committed."""
+        fut: asyncio.Future[Decision] | None = None
+        if reply:
+            fut = asyncio.get_running_loop().create_future()
+        if self._closed:
+            if fut is not None:
+                fut.set_exception(RuntimeError("the daemon is stopping"))
+            return fut
+        self._inbox.append(_Item(inp, fut, None))
+        self._wake.set()
+        return fut
+
+    async def started(self, info: dict[str, Any]) -> list[Event]:
+        """Commit ``daemon.started`` (and what the game does on a restart) before any input."""
+        d = self.table.started(self.state, info)
+        return await self._commit([(d, None)], [d.drafts])
+
+    # -- the writer loop ----------------------------------------------------------------
+
+    async def run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._inbox:
+                items = [
+                    self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))
+                ]
+                await self._process(items)
+
+    async def drain(self) -> None:
+        """Stop taking inputs and commit what is queued (shutdown)."""
+        self._closed = True
+        while self._inbox:
+            items = [self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))]
+            await self._process(items)
+
+    async def _process(self, items: list[_Item]) -> None:
+        state = self.state
+        decided: list[tuple[Decision, _Item | None]] = []
+        draft_lists = []
+        for it in items:
+            d = self.table.decide(state, it.inp)
+            self.stats.inputs += 1
+            if d.refused is not None:
+                self.stats.refused += 1
+            for x in d.drafts:
+                state = self.table.apply(state, x.type, x.data)
+            decided.append((d, it))
+            draft_lists.append(d.drafts)
+        await self._commit(decided, draft_lists, tentative=state)
+
+    async def _commit(
+        self,
+        decided: list[tuple[Decision, _Item | None]],
+        draft_lists: list[list[Any]],
+        tentative: TableState | None = None,
+    ) -> list[Event]:
+        if tentative is None:
+            tentative = self.state
+            for drafts in draft_lists:
+                for x in drafts:
+                    tentative = self.table.apply(tentative, x.type, x.data)
+        now = utc_text(self.clock.wall())
+        batches = [
+            Batch(drafts=drafts, time=now, mono=_mono_of(it))
+            for (_, it), drafts in zip(decided, draft_lists, strict=True)
+            if drafts
+        ]
+        n = sum(len(b.drafts) for b in batches)
+        snapshot = None
+        j = self.journal
+        if n and (j.last_seq + n) // self.snapshot_every > j.last_seq // self.snapshot_every:
+            snapshot = (self.table.state_version, self.table.encode_state(tentative))
+        try:
+            loop = asyncio.get_running_loop()
+            events = await loop.run_in_executor(self._writer, j.append, batches, snapshot)
+        except Exception as e:
+            # Nothing committed: nothing published, the state stays where the journal is.
+            self.stats.commit_failures += 1
+            self.stats.last_error = f"{type(e).__name__}: {e}"
+            self.healthy = False
+            log.error(
+                "journal commit failed; inputs not applied",
+                error=self.stats.last_error,
+                inputs=len(decided),
+            )
+            for _, it in decided:
+                if it is not None and it.future is not None and not it.future.done():
+                    it.future.set_exception(JournalError(f"not committed: {self.stats.last_error}"))
+            return []
+        self.healthy = True
+        self.state = tentative
+        self.stats.events += len(events)
+        self.stats.commits += 1
+        if snapshot is not None:
+            j.prune_snapshots()
+        for listener in self.listeners:
+            try:
+                listener(events)
+            except Exception:
+                log.exception("event listener failed")
+        for d, it in decided:
+            if it is not None and it.future is not None and not it.future.done():
+                it.future.set_result(d)
+        return events
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True)
+
+
+def _mono_of(it: _Item | None) -> float | None:
+    if it is None:
+        return None
+    return getattr(it.inp, "mono", None)

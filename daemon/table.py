@@ -1,0 +1,320 @@
+"""The table: inputs in, events out — decide/apply, pure.
+
+``decide(state, input)`` returns the events an input causes (or a refusal
+for an operator command, saying why); ``apply(state, event)`` folds one
+event into the state. The daemon's state is only ever built by applying
+journaled events, so after a crash it is rebuilt exactly. No clock, no I/O:
+time comes in on the inputs.
+
+The table owns what every game shares — device health, latched alarms,
+operator commands and roles — and hands the rest to the game's own
+decide/apply (``games/`` rules, ``procedures/`` house procedures).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import msgspec
+
+from daemon.events import Draft
+from drivers.readings import Reading
+
+# -- inputs ------------------------------------------------------------------------
+
+
+class DeviceReading(msgspec.Struct, frozen=True):
+    device: str
+    reading: Reading
+    mono: float
+
+
+class DeviceHealth(msgspec.Struct, frozen=True):
+    """A transport or staleness change: ``ok``, ``stale`` or ``disconnected``."""
+
+    device: str
+    health: str
+    reason: str
+    mono: float
+    info: dict[str, Any] = {}
+
+
+class Command(msgspec.Struct, frozen=True):
+    """An operator or backend command, or a dealer's button: the table treats them alike."""
+
+    name: str
+    args: dict[str, Any]
+    actor: str
+    role: str
+    source: str = "control"
+    mono: float | None = None
+
+
+class Tick(msgspec.Struct, frozen=True):
+    """A deadline the table asked for has passed."""
+
+    mono: float
+
+
+Input = DeviceReading | DeviceHealth | Command | Tick
+
+# -- roles ---------------------------------------------------------------------------
+
+ROLES = ("viewer", "dealer", "supervisor", "technician")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """Who may issue a command and what it is for (shown by ``tablectl``)."""
+
+    roles: frozenset[str]
+    help: str
+
+
+def spec(help_text: str, *roles: str) -> CommandSpec:
+    return CommandSpec(frozenset(roles), help_text)
+
+
+# -- state -----------------------------------------------------------------------------
+
+
+class Alarm(msgspec.Struct, frozen=True):
+    id: str
+    kind: str
+    message: str
+    rule: str
+    action: str
+    severity: str  # "warning" | "supervisor" (needs a supervisor to clear)
+    device: str | None = None
+
+
+class TableState(msgspec.Struct, frozen=True):
+    devices: dict[str, str] = {}
+    alarms: dict[str, Alarm] = {}
+    alarm_no: int = 0
+    commands: int = 0
+    game: Any = None
+
+
+@dataclass(slots=True)
+class Decision:
+    """What one input decided: drafts in order, or a refusal saying why."""
+
+    drafts: list[Draft] = field(default_factory=list)
+    refused: str | None = None
+    reply: dict[str, Any] = field(default_factory=dict)
+    base: Any = None
+    fold: Callable[[Any, str, dict[str, Any]], Any] | None = None
+    _folded: int = 0
+
+    def add(self, type_: str, **data: Any) -> None:
+        self.drafts.append(Draft(type_, data))
+
+    def state(self) -> Any:
+        """The state as the drafts so far leave it, for decisions that chain (held cards)."""
+        assert self.fold is not None
+        for x in self.drafts[self._folded :]:
+            self.base = self.fold(self.base, x.type, x.data)
+        self._folded = len(self.drafts)
+        return self.base
+
+
+class Game(Protocol):
+    """What a game module gives the table."""
+
+    name: ClassVar[str]
+    Rules: ClassVar[type[msgspec.Struct]]
+    State: ClassVar[type[msgspec.Struct]]
+    commands: ClassVar[dict[str, CommandSpec]]
+
+    def __init__(self, rules: Any) -> None: ...
+
+    def initial(self) -> msgspec.Struct: ...
+
+    def decide(self, t: TableState, inp: Input, d: Decision) -> None: ...
+
+    def apply(self, g: Any, type_: str, data: dict[str, Any]) -> Any: ...
+
+    def deadline(self, g: Any) -> float | None: ...
+
+
+GAMES: dict[str, str] = {
+    "baccarat": "daemon.games.baccarat_table:BaccaratTable",
+}
+
+
+def game_class(name: str) -> type[Game] | None:
+    target = GAMES.get(name)
+    if target is None:
+        return None
+    mod, _, attr = target.partition(":")
+    return getattr(importlib.import_module(mod), attr)  # type: ignore[no-any-return]
+
+
+def game_rules_type(name: str) -> type[msgspec.Struct] | None:
+    cls = game_class(name)
+    return None if cls is None else cls.Rules
+
+
+# -- alarms, shared by every game ----------------------------------------------------------
+
+
+def raise_alarm(
+    t: TableState,
+    d: Decision,
+    kind: str,
+    message: str,
+    *,
+    rule: str,
+    action: str,
+    severity: str = "supervisor",
+    device: str | None = None,
+    **extra: Any,
+) -> str:
+    """Add an ``alarm.raised`` draft; alarms latch until cleared, across restarts."""
+    pending = sum(1 for x in d.drafts if x.type == "alarm.raised")
+    alarm_id = f"A{t.alarm_no + pending + 1}"
+    d.add(
+        "alarm.raised",
+        id=alarm_id,
+        kind=kind,
+        message=message,
+        rule=rule,
+        action=action,
+        severity=severity,
+        device=device,
+        **extra,
+    )
+    return alarm_id
+
+
+class Table:
+    """One table: the shared machinery around one game."""
+
+    commands: ClassVar[dict[str, CommandSpec]] = {
+        "alarm.clear": spec(
+            "clear a latched alarm: alarm clear ID --reason", "supervisor", "technician"
+        ),
+    }
+
+    def __init__(self, game: Game, devices: list[str]) -> None:
+        self.game = game
+        self.device_names = devices
+        self.all_commands = {**self.commands, **game.commands}
+
+    @property
+    def state_version(self) -> str:
+        return f"{self.game.name}:{getattr(self.game, 'STATE_VERSION', 1)}"
+
+    def initial(self) -> TableState:
+        return TableState(
+            devices={n: "disconnected" for n in self.device_names}, game=self.game.initial()
+        )
+
+    # -- decide ------------------------------------------------------------------------
+
+    def decide(self, t: TableState, inp: Input) -> Decision:
+        d = Decision(base=t, fold=self.apply)
+        if isinstance(inp, DeviceHealth):
+            if t.devices.get(inp.device) != inp.health:
+                etype = {"ok": "device.connected"}.get(inp.health, f"device.{inp.health}")
+                d.add(etype, device=inp.device, reason=inp.reason, **inp.info)
+        elif isinstance(inp, Command):
+            cmd = self.all_commands.get(inp.name)
+            if cmd is None:
+                d.refused = (
+                    f"unknown command {inp.name!r} (known: {', '.join(sorted(self.all_commands))})"
+                )
+                return d
+            if inp.role not in cmd.roles:
+                need = " or ".join(sorted(cmd.roles))
+                d.refused = f"{inp.name} needs the {need} role; you are {inp.role}"
+                return d
+            d.add(
+                "operator.command",
+                name=inp.name,
+                args=inp.args,
+                actor=inp.actor,
+                role=inp.role,
+                source=inp.source,
+            )
+            if inp.name == "alarm.clear":
+                self._clear_alarm(t, inp, d)
+                return d
+        self.game.decide(t, inp, d)
+        if d.refused is not None:
+            d.drafts.clear()
+        return d
+
+    def started(self, t: TableState, info: dict[str, Any]) -> Decision:
+        """The daemon (re)started on this state: say so, and let the game react (seed 003 §2.1.8)."""
+        d = Decision(base=t, fold=self.apply)
+        d.add("daemon.started", **info)
+        hook = getattr(self.game, "on_restart", None)
+        if hook is not None and info.get("recovered_seq", 0) > 0:
+            hook(d.state(), d)
+        return d
+
+    def _clear_alarm(self, t: TableState, c: Command, d: Decision) -> None:
+        alarm_id = str(c.args.get("id", ""))
+        if alarm_id == "all":
+            ids = list(t.alarms)
+        elif alarm_id in t.alarms:
+            ids = [alarm_id]
+        else:
+            active = ", ".join(t.alarms) or "none"
+            d.refused = f"no active alarm {alarm_id!r} (active: {active})"
+            return
+        for i in ids:
+            d.add("alarm.cleared", id=i, by=c.actor, reason=str(c.args.get("reason", "")))
+
+    # -- apply -------------------------------------------------------------------------
+
+    def apply(self, t: TableState, type_: str, data: dict[str, Any]) -> TableState:
+        head = type_.partition(".")[0]
+        if head == "device":
+            health = {"connected": "ok"}.get(type_[7:], type_[7:])
+            if type_[7:] in ("connected", "stale", "disconnected"):
+                t = msgspec.structs.replace(t, devices={**t.devices, data["device"]: health})
+        elif type_ == "alarm.raised":
+            a = Alarm(
+                id=data["id"],
+                kind=data["kind"],
+                message=data["message"],
+                rule=data["rule"],
+                action=data["action"],
+                severity=data["severity"],
+                device=data.get("device"),
+            )
+            t = msgspec.structs.replace(t, alarms={**t.alarms, a.id: a}, alarm_no=t.alarm_no + 1)
+        elif type_ == "alarm.cleared":
+            alarms = dict(t.alarms)
+            alarms.pop(data["id"], None)
+            t = msgspec.structs.replace(t, alarms=alarms)
+        elif type_ == "operator.command":
+            t = msgspec.structs.replace(t, commands=t.commands + 1)
+        elif type_ == "daemon.started":
+            # A new process holds no device link yet: each reconnect is a fresh event.
+            t = msgspec.structs.replace(t, devices={n: "disconnected" for n in t.devices})
+        g = self.game.apply(t.game, type_, data)
+        if g is not t.game:
+            t = msgspec.structs.replace(t, game=g)
+        return t
+
+    def deadline(self, t: TableState) -> float | None:
+        return self.game.deadline(t.game)
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def encode_state(self, t: TableState) -> bytes:
+        return msgspec.msgpack.encode(t)
+
+    def decode_state(self, raw: bytes) -> TableState:
+        t = msgspec.msgpack.decode(raw, type=TableState)
+        g = msgspec.convert(t.game, self.game.State)
+        alarms = {k: msgspec.convert(v, Alarm) for k, v in t.alarms.items()}
+        devices = {n: t.devices.get(n, "disconnected") for n in self.device_names}
+        return msgspec.structs.replace(t, game=g, alarms=alarms, devices=devices)

@@ -1,0 +1,176 @@
+"""The driver API: sans-I/O protocols, byte transports, and the plugin registry.
+
+A driver plugin is one class registered under the entry-point group
+``tabled.drivers`` (the project's own drivers are registered the same way a
+third party's would be). It names its transport, validates its own options,
+and makes a fresh :class:`Protocol` for every connection. Protocols never
+do I/O and never raise on bad input: garbage becomes a counted
+:class:`~drivers.readings.Malformed` reading.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+from drivers.readings import Malformed, Reading
+
+TransportKind = Literal["serial", "usb", "gpio"]
+
+
+class NoOptions(msgspec.Struct, forbid_unknown_fields=True):
+    """Options of a driver that takes none."""
+
+
+class Protocol(abc.ABC):
+    """Bytes in, readings out; commands in, bytes out. No I/O, no clock."""
+
+    @abc.abstractmethod
+    def feed(self, data: bytes, now: float) -> list[Reading]:
+        """Take received bytes (any split) and return the readings completed by them.
+
+        ``now`` is the monotonic time the bytes arrived: protocols with
+        timing rules (repeat suppression, reply timeouts) get time as an
+        argument, never from a clock, so captures replay exactly.
+        """
+
+    def sent(self, data: bytes, now: float) -> list[Reading]:
+        """Note bytes the daemon wrote, so replies can be matched to what asked."""
+        return []
+
+    def eof(self) -> list[Reading]:
+        """The link went down: a half frame left in the buffer is reported, not kept."""
+        return []
+
+
+class LineFramer:
+    """Splits a byte stream into lines ended by CR and/or LF, with a bound.
+
+    A line longer than ``max_line`` is garbage (a flood, a wrong baud rate):
+    it is reported once as too long and dropped up to its terminator, so
+    a flood can never grow memory.
+    """
+
+    __slots__ = ("_buf", "_overflow", "max_line")
+
+    def __init__(self, max_line: int = 256) -> None:
+        self.max_line = max_line
+        self._buf = bytearray()
+        self._overflow = False
+
+    def feed(self, data: bytes) -> list[bytes | Malformed]:
+        out: list[bytes | Malformed] = []
+        buf = self._buf
+        buf += data
+        start = 0
+        n = len(buf)
+        while start < n:
+            cr = buf.find(b"\r", start)
+            lf = buf.find(b"\n", start)
+            if cr < 0 and lf < 0:
+                break
+            end = lf if cr < 0 else cr if lf < 0 else min(cr, lf)
+            line = bytes(buf[start:end])
+            start = end + 1
+            # CR LF is one terminator: swallow the LF that follows a CR.
+            if buf[end] == 0x0D and start < n and buf[start] == 0x0A:
+                start += 1
+            if self._overflow:
+                self._overflow = False
+                continue
+            if line:
+                out.append(line)
+        del buf[:start]
+        if len(buf) > self.max_line:
+            if not self._overflow:
+                out.append(
+                    Malformed(
+                        frame=bytes(buf[:64]), reason=f"line longer than {self.max_line} bytes"
+                    )
+                )
+            self._overflow = True
+            buf.clear()
+        return out
+
+    def eof(self) -> list[Malformed]:
+        rest = bytes(self._buf)
+        self._buf.clear()
+        overflow, self._overflow = self._overflow, False
+        if rest and not overflow:
+            return [Malformed(frame=rest, reason="frame cut short by end of link")]
+        return []
+
+
+class SerialDefaults(msgspec.Struct, frozen=True):
+    baudrate: int = 9600
+    bytesize: int = 8
+    parity: str = "N"
+    stopbits: float = 1
+
+
+class Driver(abc.ABC):
+    """A device model: its options, its protocol and how the daemon talks to it."""
+
+    name: ClassVar[str]
+    transport: ClassVar[TransportKind] = "serial"
+    Options: ClassVar[type[msgspec.Struct]] = NoOptions
+    serial_defaults: ClassVar[SerialDefaults] = SerialDefaults()
+    #: seconds without a frame before the device is ``stale`` (None: never).
+    stale_after: ClassVar[float | None] = None
+    #: the driver's maturity, as NUT lists it: experimental, stable.
+    maturity: ClassVar[str] = "experimental"
+
+    def __init__(self, options: msgspec.Struct) -> None:
+        self.options = options
+
+    @abc.abstractmethod
+    def protocol(self) -> Protocol:
+        """A fresh protocol for one connection (no state survives a reconnect)."""
+
+    def on_connect(self) -> list[bytes]:
+        """Bytes to send right after the port opens (identify, enable output)."""
+        return []
+
+    def poll(self) -> tuple[float, bytes] | None:
+        """``(interval, command)`` for devices that must be polled, else None."""
+        return None
+
+    def simulator(self, options: dict[str, Any]) -> Any:
+        """A simulator speaking this protocol on a pty, for ``port = "sim"``."""
+        raise NotImplementedError(f"driver {self.name!r} has no simulator")
+
+
+class DriverError(Exception):
+    pass
+
+
+def load_drivers() -> dict[str, type[Driver]]:
+    """Every installed driver plugin by the name a user types in the config."""
+    found: dict[str, type[Driver]] = {}
+    for ep in entry_points(group="tabled.drivers"):
+        cls = ep.load()
+        if not (isinstance(cls, type) and issubclass(cls, Driver)):
+            raise DriverError(f"entry point {ep.name!r} ({ep.value}) is not a tabled Driver")
+        found[ep.name] = cls
+    return found
+
+
+_registry: dict[str, type[Driver]] | None = None
+
+
+def driver_class(name: str) -> type[Driver]:
+    global _registry
+    if _registry is None:
+        _registry = load_drivers()
+    try:
+        return _registry[name]
+    except KeyError:
+        known = ", ".join(sorted(_registry)) or "none installed"
+        raise DriverError(f"unknown driver {name!r} (installed: {known})") from None
+
+
+ReadingSink = Callable[[Reading], None]

@@ -1,0 +1,124 @@
+"""The readings every driver speaks: typed values a protocol makes out of bytes.
+
+The table consumes readings, never bytes, so a new shoe model or a new
+scanner is a new protocol producing the same readings. Each reading keeps
+the raw ``frame`` it came from, for traces and alarms that must quote the
+wire.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Reading(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag=str.lower):
+    """Base of every reading."""
+
+    frame: bytes = b""
+
+
+class Malformed(Reading, frozen=True, kw_only=True):
+    """Bytes that do not form a valid frame. Counted, shown, never a card."""
+
+    reason: str
+
+
+class Unknown(Reading, frozen=True, kw_only=True):
+    """A well-formed frame this protocol does not know. Counted, shown, ignored."""
+
+    reason: str = "unknown frame"
+
+
+# --- card shoes and scanners -------------------------------------------------
+
+
+class CardDrawn(Reading, frozen=True, kw_only=True):
+    """A card left the shoe (or passed the scanner).
+
+    ``box`` is what the device claims (some encodings name the box); the
+    table decides from shoe order, not from the device's claim.
+    """
+
+    card: str
+    box: str | None = None
+    face_up: bool = False
+
+
+class CardUnreadable(Reading, frozen=True, kw_only=True):
+    """The device saw a card it could not read, or a code that is no card."""
+
+    code: str = ""
+
+
+class CutCardOut(Reading, frozen=True, kw_only=True):
+    """The cut card came out of the shoe."""
+
+
+class ShoeRemoved(Reading, frozen=True, kw_only=True):
+    """The shoe (or its card stack) was taken away."""
+
+
+class ShoeInserted(Reading, frozen=True, kw_only=True):
+    """A shoe was put in place."""
+
+
+# --- generic device replies ---------------------------------------------------
+
+
+class DeviceReply(Reading, frozen=True, kw_only=True):
+    """An answer to a command the daemon sent: identity, self-test, settings."""
+
+    command: str
+    text: str
+
+
+# --- roulette wheels ------------------------------------------------------------
+
+
+class WheelStatus(Reading, frozen=True, kw_only=True):
+    """One status frame (Cammegh ``*X;…``): what the wheel says it is doing.
+
+    ``last_number`` is the wheel's *last* winning number, which in states
+    3–4 still belongs to the previous game: the spin procedure takes a
+    result only on entering state 5 or from a :class:`WinningNumber`.
+    """
+
+    state: int
+    spin: int
+    last_number: int | None
+    flags: int
+    rpm: float
+    direction: str  # "clockwise" | "anticlockwise"
+    # Mercury extended protocol only; None where the wheel does not report it.
+    ball_revolutions: int | None = None
+    ball_direction: str | None = None  # "clockwise" | "anticlockwise" | "unknown"
+    ball_period: float | None = None  # seconds per revolution
+    pocket: int | None = None
+    extended_flags: int | None = None
+
+
+class WinningNumber(Reading, frozen=True, kw_only=True):
+    """A winning number line (the bare ``" 7"`` line or Mercury ``*W nn``)."""
+
+    number: int
+
+
+class GameEvent(Reading, frozen=True, kw_only=True):
+    """Mercury basic protocol milestones: ``started`` (``*S``), ``no-more-bets`` (``*N``)."""
+
+    what: str
+
+
+class WheelFault(Reading, frozen=True, kw_only=True):
+    """A component fault the wheel reported (``*F <code>``) with its meaning."""
+
+    code: int
+    meaning: str
+
+
+class BonusValue(Reading, frozen=True, kw_only=True):
+    """A licensed bonus output frame (``*Y;k;nnn``)."""
+
+    index: int
+    value: int
+    licence_days: int | None = None

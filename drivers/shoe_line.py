@@ -1,0 +1,117 @@
+"""The serial "electronic shoe": one card code per CR LF line.
+
+Live studios run shoes that print each card as it leaves the shoe, 9600 8N1
+(`../shared/protocols/card-readers-shufflers-dice.md`). The code's encoding
+is a device option. Optional codes report the cut card, a read error, a card
+turned face up in the shoe and the shoe being lifted; a plain shoe sends
+none of them and the dealer's buttons or tablectl report those instead.
+The protocol page is ``docs/protocols/shoe-line.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from drivers.base import Driver, LineFramer, Protocol
+from drivers.card_codes import Encoding, decode
+from drivers.readings import (
+    CardDrawn,
+    CardUnreadable,
+    CutCardOut,
+    Malformed,
+    Reading,
+    ShoeInserted,
+    ShoeRemoved,
+)
+
+#: longest printable line that may still be a misread card code.
+MAX_CODE = 12
+
+
+class ShoeLineOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    encoding: Encoding = "rank-suit"
+    cut_card_code: str | None = "CUT"
+    read_error_code: str | None = "ERR"
+    face_up_marker: str | None = "!"
+    shoe_removed_code: str | None = None
+    shoe_inserted_code: str | None = None
+    #: drop a line equal to the previous one within ``repeat_window`` seconds:
+    #: some shoes send each draw twice. A real second copy of the same card
+    #: comes a dealer's hand-movement later, well outside the window.
+    drop_repeats: bool = False
+    repeat_window: float = msgspec.field(default=0.3)
+
+
+class ShoeLineProtocol(Protocol):
+    def __init__(self, options: ShoeLineOptions) -> None:
+        self.o = options
+        self.framer = LineFramer(max_line=64)
+        self._last: bytes | None = None
+        self._last_at = float("-inf")
+        self.repeats_dropped = 0
+
+    def feed(self, data: bytes, now: float) -> list[Reading]:
+        out: list[Reading] = []
+        for item in self.framer.feed(data):
+            if isinstance(item, Malformed):
+                out.append(item)
+                continue
+            if self.o.drop_repeats:
+                if item == self._last and now - self._last_at <= self.o.repeat_window:
+                    self.repeats_dropped += 1
+                    self._last_at = now
+                    continue
+                self._last, self._last_at = item, now
+            out.append(self._line(item))
+        return out
+
+    def eof(self) -> list[Reading]:
+        self._last = None
+        return list(self.framer.eof())
+
+    def _line(self, frame: bytes) -> Reading:
+        try:
+            text = frame.decode("ascii").strip()
+        except UnicodeDecodeError:
+            return Malformed(frame=frame, reason="not ASCII")
+        if not text or not text.isprintable():
+            return Malformed(frame=frame, reason="unprintable bytes")
+        o = self.o
+        if text == o.cut_card_code:
+            return CutCardOut(frame=frame)
+        if text == o.shoe_removed_code:
+            return ShoeRemoved(frame=frame)
+        if text == o.shoe_inserted_code:
+            return ShoeInserted(frame=frame)
+        if o.read_error_code and text.startswith(o.read_error_code):
+            return CardUnreadable(frame=frame, code=text)
+        face_up = bool(o.face_up_marker) and text.endswith(o.face_up_marker)  # type: ignore[arg-type]
+        code = text[: -len(o.face_up_marker)] if face_up and o.face_up_marker else text
+        decoded = decode(code, o.encoding)
+        if decoded is not None:
+            return CardDrawn(frame=frame, card=decoded[0], box=decoded[1], face_up=face_up)
+        if len(text) <= MAX_CODE and text.replace(" ", "").isalnum():
+            # Looks like a code the reader produced, not line noise: the
+            # card is physically out and must be entered by a supervisor.
+            return CardUnreadable(frame=frame, code=text)
+        return Malformed(frame=frame, reason=f"not a {o.encoding} card code")
+
+
+class ShoeLineDriver(Driver):
+    name = "shoe-line"
+    default_game = "baccarat"
+    transport = "serial"
+    Options = ShoeLineOptions
+    maturity = "stable"
+
+    def protocol(self) -> ShoeLineProtocol:
+        assert isinstance(self.options, ShoeLineOptions)
+        return ShoeLineProtocol(self.options)
+
+    def simulator(self, options: dict[str, Any]) -> Any:
+        from drivers.sim.shoe import ShoeSimulator
+
+        assert isinstance(self.options, ShoeLineOptions)
+        return ShoeSimulator.from_options(self.options, options)

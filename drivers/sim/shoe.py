@@ -1,0 +1,206 @@
+"""A simulated electronic shoe and the dealer drawing from it, speaking shoe-line on a pty.
+
+It deals a seeded, shuffled shoe the way a dealer follows the table: it
+burns when a shoe starts, deals when betting closes and stops when the table
+announces the result — so it needs no copy of the game's rules and serves
+Baccarat and Dragon Tiger alike. The cut card comes out at its place in the
+shoe. Dealer errors are injected on request (:meth:`inject`) so tests and
+demos can show every procedure end to end through a real pty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, Final
+
+import structlog
+
+from daemon.cards import DECK
+from drivers.card_codes import encode
+
+log = structlog.get_logger("sim.shoe")
+
+ERRORS: Final = (
+    "extra-card",  # one card too many after a result (seed 002)
+    "two-extra-cards",  # two too many (seed 002)
+    "early-card",  # a card out while betting is open (seed 003 §2.1.6)
+    "forgotten-burn",  # a new shoe dealt without its burn (seed 002)
+    "unreadable",  # the next card cannot be read
+    "face-up",  # the next card is face up in the shoe (seed 000/001 art. 4)
+    "garbage",  # line noise on the wire
+    "repeat",  # the next card is transmitted twice
+)
+
+
+class ShoeSimulator:
+    def __init__(
+        self,
+        *,
+        encoding: str = "rank-suit",
+        seed: int = 1,
+        pace: float = 0.5,
+        cut_card_code: str | None = "CUT",
+        read_error_code: str | None = "ERR",
+        face_up_marker: str | None = "!",
+        errors: Sequence[str] = (),
+        error_every: int = 0,
+    ) -> None:
+        self.encoding = encoding
+        self.seed = seed
+        self.pace = pace
+        self.cut_code = cut_card_code
+        self.error_code = read_error_code
+        self.face_up_marker = face_up_marker
+        self.pending: deque[str] = deque(errors)
+        self.error_every = error_every
+        self.rng = random.Random(seed)
+        self.cards: list[str] = []
+        self.cut_at = 0
+        self.sent = 0
+        self.link: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._hands = 0
+        self._skip_burn = False
+        self._burning = False
+        self._dealing = False
+        self._want = 0  # cards to deal now, one at a time at the dealer's pace
+        self._wake = asyncio.Event()
+
+    @classmethod
+    def from_options(cls, shoe: Any, sim: dict[str, Any]) -> ShoeSimulator:
+        known = {"seed", "pace", "errors", "error_every"}
+        unknown = set(sim) - known
+        if unknown:
+            raise ValueError(
+                f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
+            )
+        return cls(
+            encoding=shoe.encoding,
+            cut_card_code=shoe.cut_card_code,
+            read_error_code=shoe.read_error_code,
+            face_up_marker=shoe.face_up_marker,
+            seed=int(sim.get("seed", 1)),
+            pace=float(sim.get("pace", 0.5)),
+            errors=list(sim.get("errors", [])),
+            error_every=int(sim.get("error_every", 0)),
+        )
+
+    def inject(self, kind: str) -> None:
+        if kind not in ERRORS:
+            raise ValueError(f"unknown dealer error {kind!r} (known: {', '.join(ERRORS)})")
+        self.pending.append(kind)
+
+    # -- the pty ---------------------------------------------------------------------------
+
+    def attach(self, link: Any) -> None:
+        self.link = link
+
+    async def run(self) -> None:
+        """Deal while there are cards due; the link's ``opened`` gates every write."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._want > 0:
+                await self.link.opened.wait()
+                await asyncio.sleep(self.pace)
+                if self._want <= 0:
+                    break
+                self._want -= 1
+                self._draw()
+
+    def _line(self, text: str) -> None:
+        if self.link is not None:
+            self.link.write(text.encode("ascii") + b"\r\n")
+
+    def _draw(self) -> None:
+        if not self.cards:
+            log.info("shoe is empty")
+            self._want = 0
+            return
+        if self.cut_code and len(self.cards) == self.cut_at:
+            self._line(self.cut_code)
+        card = self.cards.pop()
+        self.sent += 1
+        code = encode(card, self.encoding)  # type: ignore[arg-type]
+        if self._take("garbage"):
+            self.link.write(bytes(self.rng.randrange(256) for _ in range(12)) + b"\r\n")
+        if self._take("unreadable") and self.error_code:
+            code = self.error_code
+        elif self._take("face-up") and self.face_up_marker:
+            code += self.face_up_marker
+        self._line(code)
+        if self._take("repeat"):
+            self._line(code)
+
+    def _take(self, kind: str) -> bool:
+        if kind in self.pending:
+            self.pending.remove(kind)
+            return True
+        return False
+
+    def _deal(self, n: int = 1) -> None:
+        self._want += n
+        self._wake.set()
+
+    # -- following the table -----------------------------------------------------------------
+
+    def on_events(self, events: Sequence[Any]) -> None:
+        for ev in events:
+            self._on(ev.type, ev.data)
+
+    def _on(self, t: str, data: dict[str, Any]) -> None:
+        if t == "shoe.started":
+            self._new_shoe(int(data["shoe"]), int(data["decks"]), int(data["cut_card"]))
+            if data["burn"] != "none" and not self._take("forgotten-burn"):
+                self._burning = True
+                self._deal()
+        elif (
+            t == "card.dealt"
+            and data.get("box") == "burn"
+            and self._burning
+            and data.get("hand") == 0
+        ):
+            pass  # the burn goes on until shoe.burn; see the batch end below
+        elif t == "shoe.burn":
+            self._burning = False
+            self._want = 0
+        elif t == "betting.opened":
+            if self._take("early-card"):
+                self._deal()
+        elif t == "betting.closed":
+            self._dealing = True
+            self._deal()
+        elif t == "card.dealt" and self._dealing:
+            pass
+        elif t in ("hand.result", "hand.void"):
+            self._dealing = False
+            self._want = 0
+            self._hands += 1
+            if self.error_every and self._hands % self.error_every == 0:
+                self.pending.append(self.rng.choice(("extra-card", "face-up", "repeat", "garbage")))
+            if self._take("two-extra-cards"):
+                self._deal(2)
+            elif self._take("extra-card"):
+                self._deal(1)
+        elif t in ("shoe.ended", "shoe.void"):
+            self._dealing = self._burning = False
+            self._want = 0
+        self._after(t, data)
+
+    def _after(self, t: str, data: dict[str, Any]) -> None:
+        """One more card when the table took the last one and still wants cards."""
+        if t == "card.dealt" and (self._burning or self._dealing) and self._want == 0:
+            self._deal()
+        elif t == "card.held" and self._dealing and self._want == 0:
+            self._deal()
+
+    def _new_shoe(self, shoe: int, decks: int, cut_card: int) -> None:
+        rng = random.Random(self.seed * 1000 + shoe)
+        cards = [c for c in DECK for _ in range(decks)]
+        rng.shuffle(cards)
+        self.cards = cards  # dealt from the end: pop()
+        self.cut_at = cut_card
+        self.sent = 0
