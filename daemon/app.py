@@ -198,6 +198,9 @@ class Daemon:
                     lambda up, link=link: link.opened.set() if up else link.opened.clear()
                 )
                 self.pipeline.listeners.append(sim.on_events)
+                summary = getattr(self.table.game, "summary", None)
+                if summary is not None and hasattr(sim, "resume"):
+                    sim.resume(summary(self.pipeline.state.game))
                 self._device_tasks.append(asyncio.create_task(sim.run(), name=f"sim:{dc.name}"))
                 port = link.path
             d = driver.serial_defaults

@@ -146,7 +146,9 @@ def _show(value: Any) -> str:
 def _humanise(msg: str, value: Any) -> str:
     m = re.match(r"Expected `(.+?)`(?:, got `(\w+)`)?", msg)
     if m:
-        wanted = " or ".join(_HUMAN.get(t.strip(), t.strip()) for t in m.group(1).split("|"))
+        # TOML has no null: an optional key is simply left out, so "or nothing" is noise.
+        kinds = [t.strip() for t in m.group(1).split("|") if t.strip() != "null"]
+        wanted = " or ".join(_HUMAN.get(t, t) for t in kinds)
         rest = msg[m.end() :].split(" - at ")[0]
         return f"expected {wanted}{rest}, got {_show(value)}"
     m = re.match(r"Invalid enum value (.+)", msg)

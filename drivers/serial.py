@@ -257,7 +257,7 @@ class _FdLink(_Link):
 
     ``raw`` (paths): ``os.read``/``os.write`` on the fd. Otherwise (URLs with
     an fd) the pyserial object's own ``read``/``write``, called only once the
-    fd is ready: with ``write_timeout=0`` pyserial retries EAGAIN in a loop.
+    fd is ready: with ``write_timeout=0`` pyserial spins on EAGAIN.
     """
 
     def __init__(
@@ -547,6 +547,9 @@ class SerialTransport:
                         return
                     delay = min(delay * 2, self.reconnect_max)
                     continue
+                if self._closed:  # close() came while a URL port was opening
+                    await link.aclose()
+                    return
                 attempts += 1
                 last_reason = None
                 if ever_connected:

@@ -10,6 +10,7 @@ The protocol page is ``docs/protocols/shoe-line.md``.
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import msgspec
@@ -72,31 +73,57 @@ class ShoeLineProtocol(Protocol):
         return list(self.framer.eof())
 
     def _line(self, frame: bytes) -> Reading:
-        try:
-            text = frame.decode("ascii").strip()
-        except UnicodeDecodeError:
-            return Malformed(frame=frame, reason="not ASCII")
-        if not text or not text.isprintable():
-            return Malformed(frame=frame, reason="unprintable bytes")
-        o = self.o
-        if text == o.cut_card_code:
-            return CutCardOut(frame=frame)
-        if text == o.shoe_removed_code:
-            return ShoeRemoved(frame=frame)
-        if text == o.shoe_inserted_code:
-            return ShoeInserted(frame=frame)
-        if o.read_error_code and text.startswith(o.read_error_code):
-            return CardUnreadable(frame=frame, code=text)
-        face_up = bool(o.face_up_marker) and text.endswith(o.face_up_marker)  # type: ignore[arg-type]
-        code = text[: -len(o.face_up_marker)] if face_up and o.face_up_marker else text
-        decoded = decode(code, o.encoding)
-        if decoded is not None:
-            return CardDrawn(frame=frame, card=decoded[0], box=decoded[1], face_up=face_up)
-        if len(text) <= MAX_CODE and text.replace(" ", "").isalnum():
-            # Looks like a code the reader produced, not line noise: the
-            # card is physically out and must be entered by a supervisor.
-            return CardUnreadable(frame=frame, code=text)
-        return Malformed(frame=frame, reason=f"not a {o.encoding} card code")
+        return line_reading(frame, self.o)
+
+
+class CodeOptions(typing.Protocol):
+    """The device options that say what a code means; the shoe's and the HID scanner's."""
+
+    @property
+    def encoding(self) -> Encoding: ...
+    @property
+    def cut_card_code(self) -> str | None: ...
+    @property
+    def read_error_code(self) -> str | None: ...
+    @property
+    def face_up_marker(self) -> str | None: ...
+    @property
+    def shoe_removed_code(self) -> str | None: ...
+    @property
+    def shoe_inserted_code(self) -> str | None: ...
+
+
+def line_reading(frame: bytes, o: CodeOptions) -> Reading:
+    """What one complete code means: a card, a marker code, an unreadable card or garbage.
+
+    Shared with the USB HID scanner (``drivers/hid_scanner.py``), whose typed
+    code is a line without its terminator: the same codes must mean the same
+    thing whichever wire they came on.
+    """
+    try:
+        text = frame.decode("ascii").strip()
+    except UnicodeDecodeError:
+        return Malformed(frame=frame, reason="not ASCII")
+    if not text or not text.isprintable():
+        return Malformed(frame=frame, reason="unprintable bytes")
+    if text == o.cut_card_code:
+        return CutCardOut(frame=frame)
+    if text == o.shoe_removed_code:
+        return ShoeRemoved(frame=frame)
+    if text == o.shoe_inserted_code:
+        return ShoeInserted(frame=frame)
+    if o.read_error_code and text.startswith(o.read_error_code):
+        return CardUnreadable(frame=frame, code=text)
+    face_up = bool(o.face_up_marker) and text.endswith(o.face_up_marker)  # type: ignore[arg-type]
+    code = text[: -len(o.face_up_marker)] if face_up and o.face_up_marker else text
+    decoded = decode(code, o.encoding)
+    if decoded is not None:
+        return CardDrawn(frame=frame, card=decoded[0], box=decoded[1], face_up=face_up)
+    if len(text) <= MAX_CODE and text.replace(" ", "").isalnum():
+        # Looks like a code the reader produced, not line noise: the
+        # card is physically out and must be entered by a supervisor.
+        return CardUnreadable(frame=frame, code=text)
+    return Malformed(frame=frame, reason=f"not a {o.encoding} card code")
 
 
 class ShoeLineDriver(Driver):

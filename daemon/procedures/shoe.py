@@ -190,6 +190,8 @@ class ShoeGame:
             "cards": {k: list(v) for k, v in s.boxes.items()},
             "cards_out": s.out,
             "cards_left": self.rules.decks * 52 - s.out,
+            "decks": self.rules.decks,
+            "cut_card": self.rules.cut_card,
             "cut_card_out": s.cut_card_out,
             "last_hand": s.last_hand,
             "paused": s.paused,

@@ -197,6 +197,20 @@ class ShoeSimulator:
         elif t == "card.held" and self._dealing and self._want == 0:
             self._deal()
 
+    def resume(self, table: dict[str, Any]) -> None:
+        """Carry on after a daemon restart from where the journal says the table is."""
+        if not table.get("shoe") or table.get("phase") in ("no-shoe", "shoe-ended"):
+            return
+        self._new_shoe(int(table["shoe"]), int(table["decks"]), int(table["cut_card"]))
+        del self.cards[len(self.cards) - int(table.get("cards_out", 0)):]
+        phase = table.get("phase")
+        if phase == "burning":
+            self._burning = True
+            self._deal()
+        elif phase == "dealing":
+            self._dealing = True
+            self._deal()
+
     def _new_shoe(self, shoe: int, decks: int, cut_card: int) -> None:
         rng = random.Random(self.seed * 1000 + shoe)
         cards = [c for c in DECK for _ in range(decks)]

@@ -1,0 +1,118 @@
+"""The subscriber recipe, as a small library backends and tools can use.
+
+PUB/SUB loses what was sent before a subscription arrived and what a slow
+subscriber's queue could not hold. So (the zguide's Clone pattern): subscribe
+first, wait for a heartbeat (proof the subscription is live), replay from
+the last seq held, drop duplicates by seq, and replay again whenever a seq
+or a heartbeat's ``last_seq`` shows a gap. What comes out is every
+committed event exactly once, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import zmq
+
+from daemon.events import Event, decode
+
+
+class ReplayFailed(Exception):
+    pass
+
+
+class Follower:
+    """Follows one table's events gap-free; ``last_seq`` is where a restart resumes."""
+
+    def __init__(self, publish: str, replay: str, *, table: str = "", last_seq: int = 0,
+                 ctx: zmq.Context[Any] | None = None) -> None:
+        self.ctx = ctx or zmq.Context.instance()
+        self.replay_endpoint = replay
+        self.last_seq = last_seq
+        self.journal_id: str | None = None
+        self.heartbeat: dict[str, Any] | None = None
+        self.repairs = 0
+        self.sub = self.ctx.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.RCVHWM, 100_000)
+        self.sub.setsockopt(zmq.SUBSCRIBE, f"{table}." .encode() if table else b"")
+        self.sub.connect(publish)
+        self._live = False
+
+    def close(self) -> None:
+        self.sub.close()
+
+    def _replay(self, start: int, stop: int | None, timeout: float) -> list[Event]:
+        s = self.ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        s.connect(self.replay_endpoint)
+        try:
+            req: dict[str, Any] = {"from": start}
+            if stop is not None:
+                req["to"] = stop
+            s.send(json.dumps(req).encode())
+            out: list[Event] = []
+            while True:
+                if not s.poll(int(timeout * 1000)):
+                    raise ReplayFailed(f"no replay answer from {self.replay_endpoint} in {timeout} s")
+                frame = s.recv()
+                if frame.startswith(b'{"end"') or b'"end":true' in frame[:40]:
+                    return out
+                if b'"error"' in frame[:20]:
+                    raise ReplayFailed(json.loads(frame)["error"])
+                out.append(decode(frame))
+        finally:
+            s.close()
+
+    def _catch_up(self, upto: int | None, timeout: float) -> Iterator[Event]:
+        if upto is not None and upto <= self.last_seq:
+            return
+        self.repairs += 1
+        for ev in self._replay(self.last_seq + 1, upto, timeout):
+            if ev.seq == self.last_seq + 1:
+                self.last_seq = ev.seq
+                yield ev
+
+    def events(self, timeout: float = 10.0, *, heartbeats: bool = False) -> Iterator[Event | dict[str, Any]]:
+        """Yield events in seq order without gaps (and heartbeats when asked); stop after ``timeout`` s of silence."""
+        while True:
+            if not self.sub.poll(int(timeout * 1000)):
+                return
+            topic, body = self.sub.recv_multipart()
+            if topic.endswith(b".heartbeat"):
+                hb = json.loads(body)
+                self.heartbeat = hb
+                self.journal_id = hb["data"].get("journal_id", self.journal_id)
+                if not self._live or hb["data"]["last_seq"] > self.last_seq:
+                    # first heartbeat: the subscription is live, fetch what came before it;
+                    # later: the tail was lost (HWM, a quiet gap): repair it.
+                    self._live = True
+                    yield from self._catch_up(hb["data"]["last_seq"], timeout)
+                if heartbeats:
+                    yield hb
+                continue
+            if not self._live:
+                continue  # the first heartbeat's replay covers these
+            ev = decode(body)
+            if ev.seq <= self.last_seq:
+                continue  # already held (replayed, or a duplicate)
+            if ev.seq > self.last_seq + 1:
+                yield from self._catch_up(ev.seq - 1, timeout)
+            self.last_seq = ev.seq
+            yield ev
+
+    def until(self, pred: Any, timeout: float = 10.0) -> list[Event]:
+        """Events until one matches ``pred``; raises TimeoutError if none does in ``timeout`` s."""
+        out: list[Event] = []
+        deadline = time.monotonic() + timeout
+        for ev in self.events(timeout=max(0.05, deadline - time.monotonic())):
+            assert isinstance(ev, Event)
+            out.append(ev)
+            if pred(ev):
+                return out
+            if time.monotonic() > deadline:
+                break
+        raise TimeoutError(f"no matching event in {timeout} s (got {len(out)} others)")

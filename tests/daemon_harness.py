@@ -1,0 +1,213 @@
+"""Run the real daemon as a process for end-to-end tests.
+
+Readiness is taken from the daemon's own ``READY=1`` on a fake
+``NOTIFY_SOCKET`` (what systemd would see), never from a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from daemon.events import Event, decode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_config(
+    tmp: Path,
+    *,
+    port: str = "sim",
+    sim: str = "seed = 3\npace = 0.005\n",
+    game: str = "",
+    table: str = "it",
+    extra: str = "",
+) -> Path:
+    pub, rep = free_port(), free_port()
+    # a short runtime dir: unix socket paths are limited to ~100 bytes
+    run = Path(tempfile.mkdtemp(prefix="td-", dir="/tmp"))
+    cfg = tmp / "table.toml"
+    cfg.write_text(
+        f"""
+[table]
+id = "{table}"
+game = "baccarat"
+state_dir = "{tmp / "state"}"
+runtime_dir = "{run}"
+
+[game]
+start_burn = "first-card"
+betting_seconds = 0.05
+settle_seconds = 0.01
+auto_new_shoe = true
+{game}
+
+[[devices]]
+name = "shoe"
+driver = "shoe-line"
+port = "{port}"
+[devices.options]
+encoding = "rank-suit"
+[devices.sim]
+{sim}
+
+[bus]
+publish = "tcp://127.0.0.1:{pub}"
+replay = "tcp://127.0.0.1:{rep}"
+heartbeat_interval = 0.2
+
+[journal]
+snapshot_every = 50
+
+[log]
+format = "json"
+level = "info"
+{extra}
+"""
+    )
+    return cfg
+
+
+class Daemon:
+    """One tabled process on a config; start, wait for READY, stop or kill."""
+
+    def __init__(self, config: Path) -> None:
+        self.config = config
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.notify_path = Path(tempfile.mkdtemp(prefix="tn-", dir="/tmp")) / "notify"
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(str(self.notify_path))
+        self.log = config.parent / "daemon.log"
+
+    def start(self, timeout: float = 15.0) -> None:
+        env = dict(os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1")
+        self._out = self.log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "daemon.app", "--config", str(self.config)],
+            cwd=ROOT,
+            env=env,
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+        )
+        self.wait_notify("READY=1", timeout)
+
+    def wait_notify(self, what: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or (self.proc is not None and self.proc.poll() is not None):
+                raise AssertionError(f"no {what} from tabled; log:\n{self.log.read_text()[-3000:]}")
+            self.notify.settimeout(left)
+            try:
+                msg = self.notify.recv(4096).decode()
+            except TimeoutError:
+                continue
+            if what in msg.split("\n"):
+                return msg
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self, timeout: float = 10.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.notify.close()
+
+
+def tablectl(config: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.cli", "--config", str(config), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def endpoints(config: Path) -> tuple[str, str]:
+    import tomllib
+
+    bus = tomllib.loads(config.read_text())["bus"]
+    return bus["publish"], bus["replay"]
+
+
+class Subscriber:
+    """A plain pyzmq SUB, the way a backend would write one."""
+
+    def __init__(self, endpoint: str, prefix: bytes = b"") -> None:
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.SUB)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.SUBSCRIBE, prefix)
+        self.sock.connect(endpoint)
+
+    def recv(self, timeout: float) -> tuple[bytes, dict[str, Any]] | None:
+        if not self.sock.poll(int(timeout * 1000)):
+            return None
+        topic, body = self.sock.recv_multipart()
+        return topic, json.loads(body)
+
+    def until(self, pred: Any, timeout: float) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            m = self.recv(left)
+            if m is None:
+                break
+            yield m
+            if pred(m):
+                return
+        raise AssertionError("condition not met in time")
+
+    def close(self) -> None:
+        self.sock.close()
+        self.ctx.term()
+
+
+def replay(endpoint: str, start: int, stop: int | None = None, timeout: float = 20.0) -> tuple[list[Event], dict[str, Any]]:
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(endpoint)
+    req: dict[str, Any] = {"from": start}
+    if stop is not None:
+        req["to"] = stop
+    s.send(json.dumps(req).encode())
+    events: list[Event] = []
+    try:
+        while True:
+            if not s.poll(int(timeout * 1000)):
+                raise AssertionError("replay timed out")
+            frame = s.recv()
+            obj = json.loads(frame)
+            if "end" in obj or "error" in obj:
+                return events, obj
+            events.append(decode(frame))
+    finally:
+        s.close()
+        ctx.term()
