@@ -27,8 +27,15 @@ class ReplayFailed(Exception):
 class Follower:
     """Follows one table's events gap-free; ``last_seq`` is where a restart resumes."""
 
-    def __init__(self, publish: str, replay: str, *, table: str = "", last_seq: int = 0,
-                 ctx: zmq.Context[Any] | None = None) -> None:
+    def __init__(
+        self,
+        publish: str,
+        replay: str,
+        *,
+        table: str = "",
+        last_seq: int = 0,
+        ctx: zmq.Context[Any] | None = None,
+    ) -> None:
         self.ctx = ctx or zmq.Context.instance()
         self.replay_endpoint = replay
         self.last_seq = last_seq
@@ -38,7 +45,7 @@ class Follower:
         self.sub = self.ctx.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, 100_000)
-        self.sub.setsockopt(zmq.SUBSCRIBE, f"{table}." .encode() if table else b"")
+        self.sub.setsockopt(zmq.SUBSCRIBE, f"{table}.".encode() if table else b"")
         self.sub.connect(publish)
         self._live = False
 
@@ -57,7 +64,9 @@ class Follower:
             out: list[Event] = []
             while True:
                 if not s.poll(int(timeout * 1000)):
-                    raise ReplayFailed(f"no replay answer from {self.replay_endpoint} in {timeout} s")
+                    raise ReplayFailed(
+                        f"no replay answer from {self.replay_endpoint} in {timeout} s"
+                    )
                 frame = s.recv()
                 if frame.startswith(b'{"end"') or b'"end":true' in frame[:40]:
                     return out
@@ -76,7 +85,9 @@ class Follower:
                 self.last_seq = ev.seq
                 yield ev
 
-    def events(self, timeout: float = 10.0, *, heartbeats: bool = False) -> Iterator[Event | dict[str, Any]]:
+    def events(
+        self, timeout: float = 10.0, *, heartbeats: bool = False
+    ) -> Iterator[Event | dict[str, Any]]:
         """Yield events in seq order without gaps (and heartbeats when asked); stop after ``timeout`` s of silence."""
         while True:
             if not self.sub.poll(int(timeout * 1000)):

@@ -89,6 +89,7 @@ class Alarm(msgspec.Struct, frozen=True):
     action: str
     severity: str  # "warning" | "supervisor" (needs a supervisor to clear)
     device: str | None = None
+    hand: int | None = None  # the hand it concerns: voiding that hand settles it
 
 
 class TableState(msgspec.Struct, frozen=True):
@@ -288,6 +289,7 @@ class Table:
                 action=data["action"],
                 severity=data["severity"],
                 device=data.get("device"),
+                hand=data.get("hand"),
             )
             t = msgspec.structs.replace(t, alarms={**t.alarms, a.id: a}, alarm_no=t.alarm_no + 1)
         elif type_ == "alarm.cleared":

@@ -47,7 +47,9 @@ class CaptureItem(pytest.Item):
             expected.write_bytes(got)
             return
         if not expected.exists():
-            raise CaptureMismatch(f"{log.name} has no {expected.name}: run `pytest --regen-captures`")
+            raise CaptureMismatch(
+                f"{log.name} has no {expected.name}: run `pytest --regen-captures`"
+            )
         want = expected.read_bytes()
         if got != want:
             gl, wl = got.splitlines(), want.splitlines()

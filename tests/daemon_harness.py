@@ -189,7 +189,9 @@ class Subscriber:
         self.ctx.term()
 
 
-def replay(endpoint: str, start: int, stop: int | None = None, timeout: float = 20.0) -> tuple[list[Event], dict[str, Any]]:
+def replay(
+    endpoint: str, start: int, stop: int | None = None, timeout: float = 20.0
+) -> tuple[list[Event], dict[str, Any]]:
     ctx = zmq.Context()
     s = ctx.socket(zmq.DEALER)
     s.setsockopt(zmq.LINGER, 0)

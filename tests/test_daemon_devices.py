@@ -61,7 +61,9 @@ def test_unplug_replug_and_garbage(tmp_path):
         d.start()
         sub.until(lambda e: e.type == "device.connected")
         # a flood of garbage: counted as malformed, never a card, the daemon lives on
-        shoe.send(b"\x00\xff\xfe garbage \x01\x02\r\n" * 50 + b"#" * 5000 + b"\r\n" + b"\x80\x81\r\n")
+        shoe.send(
+            b"\x00\xff\xfe garbage \x01\x02\r\n" * 50 + b"#" * 5000 + b"\r\n" + b"\x80\x81\r\n"
+        )
         shoe.send(b"CUT\r\n")  # a valid frame after the garbage is still read
         evs = sub.until(lambda e: e.type == "alarm.raised")
         assert not any(e.type == "card.dealt" for e in evs)

@@ -393,6 +393,7 @@ class ShoeGame:
                 rule="house procedure: a card is never guessed; a supervisor enters it",
                 action="enter the card with `tablectl card <CODE>`, or `tablectl void hand`",
                 device=h.device,
+                hand=s.hand,
             )
             d.add(
                 "table.paused",
@@ -439,6 +440,7 @@ class ShoeGame:
                 "`tablectl card accept` takes it, `tablectl void hand` voids the hand",
                 device=h.device,
                 card=h.card,
+                hand=s.hand,
             )
             d.add(
                 "table.paused",
@@ -499,6 +501,7 @@ class ShoeGame:
                 "set aside as a burn card and the hand goes on",
                 device=h.device,
                 card=card,
+                hand=s.hand,
             )
             d.add("card.dealt", hand=s.hand, box="burn", position=0, misdeal=True, alarm=aid, **at)
         elif p == "demo" or (p == "settling" and s.demo):
@@ -731,8 +734,10 @@ class ShoeGame:
             cards={k: list(v) for k, v in s.boxes.items()},
             demo=s.demo,
         )
-        if s.paused is not None and s.pause_alarm in t.alarms:
-            d.add("alarm.cleared", id=s.pause_alarm, by=by, reason="hand voided")
+        # The void settles the alarms that were about this hand (a misdeal, a card to enter).
+        for a in t.alarms.values():
+            if a.hand is not None and a.hand == s.hand and not s.demo:
+                d.add("alarm.cleared", id=a.id, by=by, reason="hand voided")
         if end_shoe and not s.demo and s.last_hand is not None and s.hand >= s.last_hand:
             d.add(
                 "shoe.ended",

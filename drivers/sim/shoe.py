@@ -60,6 +60,8 @@ class ShoeSimulator:
         self.cards: list[str] = []
         self.cut_at = 0
         self.sent = 0
+        self.history: list[str] = []  # every card drawn, in shoe order (what a camera would show)
+        self._pos = 0  # cards dealt in the hand in play, for the boxed encoding's box letter
         self.link: Any = None
         self._task: asyncio.Task[None] | None = None
         self._hands = 0
@@ -124,7 +126,10 @@ class ShoeSimulator:
             self._line(self.cut_code)
         card = self.cards.pop()
         self.sent += 1
-        code = encode(card, self.encoding)  # type: ignore[arg-type]
+        self.history.append(card)
+        letter = "ACBDE"[min(self._pos, 4)] if self._dealing else "A"
+        self._pos += 1
+        code = encode(card, self.encoding, letter)  # type: ignore[arg-type]
         if self._take("garbage"):
             self.link.write(bytes(self.rng.randrange(256) for _ in range(12)) + b"\r\n")
         if self._take("unreadable") and self.error_code:
@@ -172,6 +177,7 @@ class ShoeSimulator:
                 self._deal()
         elif t == "betting.closed":
             self._dealing = True
+            self._pos = 0
             self._deal()
         elif t == "card.dealt" and self._dealing:
             pass
@@ -202,7 +208,7 @@ class ShoeSimulator:
         if not table.get("shoe") or table.get("phase") in ("no-shoe", "shoe-ended"):
             return
         self._new_shoe(int(table["shoe"]), int(table["decks"]), int(table["cut_card"]))
-        del self.cards[len(self.cards) - int(table.get("cards_out", 0)):]
+        del self.cards[len(self.cards) - int(table.get("cards_out", 0)) :]
         phase = table.get("phase")
         if phase == "burning":
             self._burning = True

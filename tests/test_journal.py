@@ -1,0 +1,146 @@
+"""The journal: group commits, hash chain, tamper detection, recovery from snapshots."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from daemon_harness import ROOT
+
+from daemon.cli import main as tablectl
+from daemon.events import Draft, body_of, chain_hash
+from daemon.journal import Batch, Journal, JournalError, verify_chain
+
+
+def fill(path, n=20, table="t1") -> Journal:
+    j = Journal(path, table)
+    for i in range(n):
+        j.append([Batch([Draft("test.tick", {"n": i})], "2026-01-01T00:00:00.000Z", float(i))])
+    return j
+
+
+def test_append_is_gapless_and_chained(tmp_path):
+    j = fill(tmp_path / "j.sqlite", 5)
+    evs = j.append(
+        [
+            Batch([Draft("a.b", {"x": 1}), Draft("a.c", {})], "2026-01-01T00:00:01.000Z", None),
+            Batch([Draft("a.d", {})], "2026-01-01T00:00:01.000Z", 2.5),
+        ]
+    )
+    assert [e.seq for e in evs] == [6, 7, 8]
+    assert evs[1].prev == evs[0].hash and evs[0].hash == chain_hash(
+        evs[0].prev, body_of({k: getattr(evs[0], k) for k in evs[0].__struct_fields__})
+    )
+    assert verify_chain(j.db) == (8, None)
+
+
+def test_reopen_continues_the_seq_and_refuses_another_tables_journal(tmp_path):
+    fill(tmp_path / "j.sqlite", 3).close()
+    j = Journal(tmp_path / "j.sqlite", "t1")
+    assert j.last_seq == 3
+    assert j.append([Batch([Draft("x.y", {})], "t", None)])[0].seq == 4
+    j.close()
+    with pytest.raises(JournalError, match="journal of table 't1'"):
+        Journal(tmp_path / "j.sqlite", "t2")
+
+
+@pytest.mark.parametrize(
+    ("tamper", "seq", "what"),
+    [
+        ("UPDATE events SET body = replace(body, '\"n\":7', '\"n\":70') WHERE seq = 8", 8, "hash"),
+        ("DELETE FROM events WHERE seq = 12", 12, "missing"),
+        ("DELETE FROM events WHERE seq = 20", 20, "missing"),
+        ("DELETE FROM events WHERE seq = 1", 1, "missing"),
+        (
+            "UPDATE events SET body = CASE seq WHEN 5 THEN (SELECT body FROM events WHERE seq = 6) "
+            "ELSE (SELECT body FROM events WHERE seq = 5) END WHERE seq IN (5, 6)",
+            5,
+            "",
+        ),
+    ],
+    ids=["altered", "deleted", "deleted-last", "deleted-first", "swapped"],
+)
+def test_verify_names_the_tampered_seq(tmp_path, capsys, tamper, seq, what):
+    path = tmp_path / "j.sqlite"
+    fill(path).close()
+    assert tablectl(["verify", str(path)]) == 0
+    db = sqlite3.connect(path)
+    db.execute(tamper)
+    db.commit()
+    db.close()
+    capsys.readouterr()
+    assert tablectl(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"seq {seq}:" in out and what in out
+
+
+def test_daemon_refuses_to_append_to_a_broken_chain(tmp_path):
+    from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
+    from daemon.pipeline import Pipeline
+    from daemon.table import Table
+
+    path = tmp_path / "j.sqlite"
+    fill(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET body = replace(body, '\"n\":19', '\"n\":91') WHERE seq = 20")
+    db.commit()
+    db.close()
+    p = Pipeline(Table(BaccaratTable(BaccaratRules()), []), Journal(path, "t1"))
+    with pytest.raises(JournalError, match="damaged at seq 20"):
+        p.recover()
+
+
+def test_recovery_uses_a_snapshot_and_equals_a_full_replay(tmp_path):
+    """A snapshot only saves time: the state from it equals the state from every event."""
+    from daemon.capture import load
+    from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
+    from daemon.pipeline import Pipeline
+    from daemon.replay import replay
+    from daemon.table import Table
+
+    cap = load(ROOT / "tests" / "captures" / "shoe-line" / "full-shoe-first-card-burn.log")
+    r = replay([cap])
+    path = tmp_path / "j.sqlite"
+    j = Journal(path, "cap")
+    table = Table(BaccaratTable(BaccaratRules()), ["shoe"])
+    state = table.initial()
+    for i, ev in enumerate(r.events):  # commit in small groups with snapshots every 50
+        state = table.apply(state, ev.type, ev.data)
+        snap = (table.state_version, table.encode_state(state)) if (i + 1) % 50 == 0 else None
+        j.append([Batch([Draft(ev.type, ev.data)], ev.time, ev.mono)], snap)
+    j.close()
+    p1 = Pipeline(table, Journal(path, "cap"))
+    p1.recover()
+    assert (
+        p1.stats.recovered_from_snapshot == 800 and p1.stats.recovered_events == len(r.events) - 800
+    )
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM snapshots")
+    db.commit()
+    db.close()
+    p2 = Pipeline(table, Journal(path, "cap"))
+    p2.recover()
+    assert p2.stats.recovered_events == len(r.events)
+    import msgspec
+
+    assert (
+        msgspec.to_builtins(p1.state) == msgspec.to_builtins(p2.state) == msgspec.to_builtins(state)
+    )
+
+
+def test_recall_prints_the_last_games(tmp_path, capsys):
+    from daemon.capture import load
+    from daemon.replay import replay
+
+    r = replay([load(ROOT / "tests" / "captures" / "shoe-line" / "misdeals.log")])
+    path = tmp_path / "j.sqlite"
+    j = Journal(path, "cap")
+    for ev in r.events:
+        j.append([Batch([Draft(ev.type, ev.data)], ev.time, ev.mono)])
+    j.close()
+    assert tablectl(["recall", "--last", "10", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "VOID (burn-not-completed)" in out and "VOID (exposed-card)" in out
+    assert (
+        out.count("shoe 2 hand") >= 4 and "card-before-betting-closed" not in out
+    ) or "alarm.raised" in out
