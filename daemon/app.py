@@ -347,6 +347,8 @@ def log_events(events: Any) -> None:
             log.info(f"card {d['card']} → {d['box']}", seq=ev.seq, hand=d["hand"])
         elif ev.type.startswith("alarm."):
             log.warning(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if v is not None})
+        elif ev.type == "operator.command" and d.get("source") == "timer":
+            log.debug(ev.type, seq=ev.seq, name=d["name"])  # the croupier's clockwork
         else:
             log.info(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if k not in ("rule",)})
 

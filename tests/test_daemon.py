@@ -89,7 +89,7 @@ def test_sigkill_restart_loses_and_duplicates_nothing(tmp_path, daemon_factory):
         d.start()
         f = Follower(pub, rep, table="it", last_seq=last)
         try:
-            evs = f.until(lambda e: e.type == "card.dealt" and e.data["hand"] > run, 20.0)
+            evs = f.until(lambda e, run=run: e.type == "card.dealt" and e.data["hand"] > run, 20.0)
             held += [e.canonical() for e in evs]
             last = f.last_seq
         finally:

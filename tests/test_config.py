@@ -1,0 +1,106 @@
+"""Config: every problem named with file, key path and reason; defaults resolved."""
+
+from __future__ import annotations
+
+import pytest
+
+from daemon.config import ConfigError, effective, load
+
+GOOD = """
+[table]
+id = "bac-01"
+game = "baccarat"
+
+[game]
+decks = 6
+start_burn = "decks"
+
+[[devices]]
+name = "shoe"
+driver = "shoe-line"
+port = "usb:0403:6001:A1B2"
+[devices.options]
+encoding = "suit-rank"
+"""
+
+
+def problems(tmp_path, text: str) -> list[str]:
+    p = tmp_path / "t.toml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load(p)
+    assert str(e.value).startswith("t.toml: ")
+    return e.value.problems
+
+
+def test_good_config_loads_with_defaults_and_paths(tmp_path):
+    p = tmp_path / "t.toml"
+    p.write_text(GOOD)
+    s = load(p, env={})
+    assert s.table == "bac-01" and s.game.decks == 6 and s.game.cut_card == 14
+    assert s.device_options["shoe"].encoding == "suit-rank"
+    assert s.state_dir == (tmp_path / ".." / "state" / "bac-01").resolve()
+    assert s.journal_path == s.state_dir / "journal.sqlite"
+    assert s.control_endpoint == f"ipc://{s.state_dir / 'control.sock'}"
+    eff = effective(s)
+    assert eff["game"]["big_small_hands"] == 35 and eff["bus"]["publish"] == "tcp://127.0.0.1:7700"
+    s2 = load(p, env={"TABLED_STATE_DIR": "/var/lib/tabled/x", "TABLED_RUNTIME_DIR": "/run/tabled/x"})
+    assert str(s2.journal_path) == "/var/lib/tabled/x/journal.sqlite"
+    assert s2.control_endpoint == "ipc:///run/tabled/x/control.sock"
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    got = problems(tmp_path, GOOD.replace('port = "usb:0403:6001:A1B2"', 'baudrate = "fast"\nspeed = 3'))
+    assert 'devices[0].baudrate: expected an integer, got "fast"' in got
+    assert "devices[0].port: missing required key" in got
+    assert any(p.startswith("devices[0].speed: unknown key") for p in got)
+    assert len(got) == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("decks = 6", "decks = 20"), "game.decks: expected an integer <= 12, got 20"),
+        (('start_burn = "decks"', 'start_burn = "sometimes"'), 'game.start_burn: expected a string matching'),
+        (("decks = 6", "deck = 6"), "game.deck: unknown key"),
+        (('game = "baccarat"', 'game = "poker"'), 'table.game: unknown game "poker"'),
+        (('driver = "shoe-line"', 'driver = "shoe-lime"'), "devices[0].driver: unknown driver 'shoe-lime'"),
+        (('encoding = "suit-rank"', 'encoding = "morse"'), 'devices[0].options.encoding: "morse" is not one of'),
+        (('id = "bac-01"', 'id = "bad id!"'), 'table.id: expected a string matching'),
+        (("[game]\ndecks = 6\nstart_burn = \"decks\"\n", ""), None),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path, change, message):
+    if message is None:  # the [game] section is optional: every house rule has a default
+        p = tmp_path / "t.toml"
+        p.write_text(GOOD.replace(*change))
+        assert load(p).game.decks == 8
+        return
+    got = problems(tmp_path, GOOD.replace(*change))
+    assert any(message in p for p in got), got
+
+
+def test_a_section_of_the_wrong_kind(tmp_path):
+    got = problems(tmp_path, "game = 3\n" + GOOD.replace('[game]\ndecks = 6\nstart_burn = "decks"\n', ""))
+    assert "game: expected a table, got 3" in got
+
+
+def test_toml_syntax_and_missing_file(tmp_path):
+    got = problems(tmp_path, "[table\nid=1")
+    assert got[0].startswith("not valid TOML")
+    with pytest.raises(ConfigError, match="file not found"):
+        load(tmp_path / "nope.toml")
+
+
+def test_duplicate_device_names_and_cut_card_bounds(tmp_path):
+    dup = GOOD + '\n[[devices]]\nname = "shoe"\ndriver = "shoe-line"\nport = "/dev/x"\n'
+    assert any('"shoe" is used by another device' in p for p in problems(tmp_path, dup))
+    got = problems(tmp_path, GOOD.replace("decks = 6", "decks = 6\ncut_card = 400"))
+    assert any("cut_card (400) must be fewer" in p for p in got)
+
+
+def test_the_shipped_configs_are_valid():
+    from pathlib import Path
+
+    for p in sorted((Path(__file__).parents[1] / "config").glob("*.toml")):
+        load(p)
