@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import signal
 import sys
@@ -18,6 +19,7 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import msgspec
 import structlog
 import zmq
 import zmq.asyncio
@@ -32,7 +34,9 @@ from daemon.events import utc_text
 from daemon.journal import Journal, JournalError
 from daemon.pipeline import Clock, Pipeline
 from daemon.sdnotify import Notifier
-from daemon.table import Command, Table, game_class
+from daemon.security import Security
+from daemon.table import Command, Input, Table, game_class
+from daemon.tracer import Tracer
 from drivers.base import driver_class
 from drivers.serial import SerialSettings, SerialTransport
 
@@ -70,6 +74,7 @@ class Daemon:
     async def run(self) -> int:
         s = self.s
         cfg = s.config
+        self.security = Security.from_settings(s)  # keys checked before anything opens
         game_cls = game_class(cfg.table.game)
         assert game_cls is not None  # config validation names the game
         self.table = Table(game_cls(s.game), [d.name for d in cfg.devices])
@@ -99,17 +104,35 @@ class Daemon:
             replay_hwm=cfg.bus.replay_hwm,
             replay_max=cfg.bus.replay_max,
             journal_id=self.journal.journal_id,
+            curve=self.security.bus_curve,
+            signer=self.security.signer,
         )
         self.control = ControlServer(
-            self.ctx, s.control_endpoint, self.handle, ipc_mode=cfg.control.mode
+            self.ctx,
+            s.control_endpoint,
+            self.handle,
+            ipc_mode=cfg.control.mode,
+            curve=self.security.control_curve,
         )
+        # One socket per role: who can open it is decided by its file's group and mode.
+        self.role_controls = [
+            ControlServer(self.ctx, ep, functools.partial(self.handle, role=role),
+                          ipc_mode=cfg.control.mode)
+            for role, ep in s.role_endpoints.items()
+        ]
         try:
+            self.security.start(self.ctx)  # ZAP before any bind: else CURVE admits any key
             await self.bus.start()
             await self.control.start()
+            for role, server in zip(s.role_endpoints, self.role_controls, strict=True):
+                await server.start()
+                _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
         except Exception:
             await self._close_sockets()
             raise
         self.pipeline.listeners.append(self.bus.publish)
+        self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
+        self.pipeline.taps.append(self._trace_input)
         self.pipeline.listeners.append(log_events)
         self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
@@ -168,8 +191,11 @@ class Daemon:
         log.info("tabled stopped", last_seq=self.journal.last_seq)
 
     async def _close_sockets(self) -> None:
+        for server in getattr(self, "role_controls", []):
+            await server.close()
         await self.control.close()
         await self.bus.close()
+        await self.security.close()
         self.ctx.term()
 
     # -- devices ----------------------------------------------------------------------------
@@ -214,10 +240,45 @@ class Daemon:
                 port, settings, reconnect_max=dc.reconnect_max, clock=self.clock.mono
             )
             runner.transport = transport
+            runner.spec = dc.port
+            runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
+            runner.on_link.append(
+                lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason)
+            )
             self.devices[dc.name] = runner
             self._device_tasks.append(
                 asyncio.create_task(transport.run(runner), name=f"device:{dc.name}")
             )
+
+    def _trace_input(self, inp: Input) -> None:
+        if isinstance(inp, Command):
+            self.tracer.command(inp.name, inp.args, inp.actor, inp.role, inp.source)
+
+    async def _trace(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Start or renew a trace lease; a new trace gets the state it starts from."""
+        import base64
+
+        device = str(args.get("device", ""))
+        runner = self.devices.get(device)
+        if runner is None:
+            known = ", ".join(self.devices) or "none"
+            raise ControlError(f"no device {device!r} (devices: {known})")
+        renew = bool(args.get("renew"))
+        self.tracer.lease(device, float(args.get("seconds", 10)))
+        out: dict[str, Any] = {"topic": self.tracer.topic.decode(), "publish": self.s.config.bus.publish}
+        if not renew:
+            state = await self.pipeline.mark()
+            out.update(
+                driver=runner.driver.name,
+                name=device,
+                table=self.s.table,
+                game=self.s.config.table.game,
+                rules=msgspec.to_builtins(self.s.game),
+                options=msgspec.to_builtins(self.s.device_options[device]),
+                state_version=self.table.state_version,
+                state=base64.b64encode(self.table.encode_state(state)).decode(),
+            )
+        return out
 
     # -- heartbeat and watchdog ---------------------------------------------------------------
 
@@ -262,16 +323,18 @@ class Daemon:
 
     # -- control --------------------------------------------------------------------------------
 
-    async def handle(self, msg: dict[str, Any], peer: Peer) -> dict[str, Any]:
+    async def handle(self, msg: dict[str, Any], peer: Peer, role: str | None = None) -> dict[str, Any]:
         cmd = msg["cmd"]
         args = msg.get("args", {})
         if cmd == "status":
             return self.status()
         if cmd == "devices":
             return {"devices": [r.status() for r in self.devices.values()]}
+        if cmd == "trace":
+            return await self._trace(args)
         if cmd in self.table.all_commands:
-            actor = str(msg.get("actor") or f"{peer.transport}:{os.getuid()}")
-            role = self.s.config.control.role
+            actor = peer.actor(msg.get("actor"))  # a CURVE key's name when there is one
+            role = role or peer.role or self.s.config.control.role
             fut = self.pipeline.submit(
                 Command(cmd, args, actor, role, source="control", mono=self.clock.mono()),
                 reply=True,
@@ -288,7 +351,7 @@ class Daemon:
                 "events": [x.type for x in d.drafts],
                 "last_seq": self.journal.last_seq,
             }
-        known = sorted(["status", "devices", *self.table.all_commands])
+        known = sorted(["status", "devices", "trace", *self.table.all_commands])
         raise ControlError(f"unknown command {cmd!r} (known: {', '.join(known)})")
 
     def status(self) -> dict[str, Any]:
@@ -328,7 +391,18 @@ class Daemon:
                 "refused": self.pipeline.stats.refused,
             },
             "bus": dict(self.bus.counters),
+            "security": self.security.status(),
         }
+
+
+def _chgrp(path: str, group: str) -> None:
+    import grp
+
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        raise OSError(f"control.roles: unix group {group!r} does not exist (groupadd {group})") from None
+    os.chown(path, -1, gid)
 
 
 def log_events(events: Any) -> None:

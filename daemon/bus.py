@@ -38,6 +38,13 @@ pyzmq/libzmq behaviour this module works around:
   progress. A peer that went away gives ``EHOSTUNREACH`` and ends its stream.
 * ``bind`` on an ``ipc://`` path silently unlinks whatever socket file is
   there, even one a live daemon is serving; :func:`prepare_ipc` checks first.
+* With ``curve`` (a :class:`daemon.security.ServerCurve`) both sockets are
+  CURVE servers in the ZAP domain ``bus``: libzmq admits any client key when
+  no ZAP handler runs, so the curve object refuses to configure a socket
+  before the authenticator is up. A refused client sees nothing at all.
+* A JSON request nested deeper than Python's recursion limit makes msgspec
+  raise ``RecursionError``, not ``DecodeError``: it is a refusal like any
+  other bad request, never the end of the replay server.
 """
 
 from __future__ import annotations
@@ -49,9 +56,9 @@ import os
 import socket
 import sqlite3
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 import structlog
@@ -60,6 +67,12 @@ import zmq.asyncio
 
 from daemon import journal
 from daemon.events import SCHEMA_VERSION, Event, canonical
+
+if TYPE_CHECKING:
+    from daemon.security import ClientCurve, ServerCurve
+
+#: signs the journal head: (table, journal_id, seq, hash) → the heartbeat's ``checkpoint``
+Signer = Callable[[str, str, int, str], dict[str, Any]]
 
 log = structlog.get_logger()
 
@@ -198,6 +211,8 @@ class Bus:
         nodrop: bool = False,
         replay_concurrency: int = 8,
         replay_stall: float = 30.0,
+        curve: ServerCurve | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.ctx = ctx
         self.table = table
@@ -212,6 +227,8 @@ class Bus:
         self.nodrop = nodrop
         self.replay_concurrency = replay_concurrency
         self.replay_stall = replay_stall
+        self.curve = curve
+        self.signer = signer
         self.counters: dict[str, int] = dict.fromkeys(
             (
                 "published",
@@ -259,6 +276,9 @@ class Bus:
             router.setsockopt(zmq.RCVHWM, 1000)
             router.setsockopt(zmq.ROUTER_MANDATORY, 1)
             router.setsockopt(zmq.MAXMSGSIZE, 65536)  # beyond: disconnected by libzmq
+            if self.curve is not None:  # before bind: no moment without CURVE
+                self.curve.apply(pub, "publish")
+                self.curve.apply(router, "replay")
             prepare_ipc(self.publish_endpoint)
             bind(pub, self.publish_endpoint, "publish")
             prepare_ipc(self.replay_endpoint)
@@ -315,10 +335,22 @@ class Bus:
                 self.counters["published"] += 1
 
     def heartbeat(self, data: dict[str, Any], time: str, mono: float) -> None:
-        """Publish ``<table>.heartbeat`` (not journaled: no seq, no hash)."""
+        """Publish ``<table>.heartbeat`` (not journaled: no seq, no hash).
+
+        With a ``signer``, ``data["last_seq"]``/``data["last_hash"]`` are signed
+        into ``data["checkpoint"]`` (``daemon.security.verify_checkpoint``).
+        """
         sock = self._pub_sync
         if sock is None:
             raise BusError("bus not started")
+        if self.signer is not None and "last_seq" in data and "last_hash" in data:
+            journal_id = str(data.get("journal_id") or self.journal_id)
+            data = {
+                **data,
+                "checkpoint": self.signer(
+                    self.table, journal_id, int(data["last_seq"]), str(data["last_hash"])
+                ),
+            }
         body = canonical(
             {
                 "v": SCHEMA_VERSION,
@@ -331,6 +363,13 @@ class Bus:
         )
         if self._send(sock, self._hb_topic, body):
             self.counters["heartbeats"] += 1
+
+    def send(self, topic: bytes, body: bytes) -> bool:
+        """Publish a message that is not an event (a technician's trace); never blocks."""
+        sock = self._pub_sync
+        if sock is None:
+            raise BusError("bus not started")
+        return self._send(sock, topic, body)
 
     def _send(self, sock: zmq.Socket, topic: bytes, body: bytes) -> bool:
         try:
@@ -354,6 +393,10 @@ class Bus:
             except ReplayError as e:
                 await self._refuse(identity, str(e))
                 continue
+            except Exception as e:  # a hostile request must never end the server
+                log.exception("replay request not understood")
+                await self._refuse(identity, f"request not understood: {type(e).__name__}")
+                continue
             if len(self._streams) >= self.replay_concurrency:
                 await self._refuse(
                     identity,
@@ -374,6 +417,8 @@ class Bus:
             req = msgspec.json.decode(frame)
         except msgspec.DecodeError as e:
             raise ReplayError(f'request is not JSON ({e}); send {{"from": N}}') from None
+        except RecursionError:
+            raise ReplayError('request is nested too deeply; send {"from": N}') from None
         if not isinstance(req, dict):
             raise ReplayError(
                 f'request must be a JSON object like {{"from": N}}, not {type(req).__name__}'
@@ -517,12 +562,16 @@ async def replay(
     start: int,
     stop: int | None = None,
     timeout: float = 10.0,
+    *,
+    curve: ClientCurve | tuple[bytes, bytes, bytes] | None = None,
 ) -> tuple[list[bytes], dict[str, Any]]:
     """Ask the replay socket at ``endpoint`` for events ``start..stop``.
 
     Returns the event frames (stored canonical bytes, in seq order) and the
     end marker. Raises :class:`ReplayError` on an error reply, or when
-    ``timeout`` seconds pass without any frame arriving.
+    ``timeout`` seconds pass without any frame arriving (also what a refused
+    CURVE key looks like: ``curve`` is ``(client_public, client_secret,
+    server_public)``, z85).
     """
     request: dict[str, Any] = {"from": start}
     if stop is not None:
@@ -530,6 +579,10 @@ async def replay(
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     try:
+        if curve is not None:
+            from daemon.security import ClientCurve
+
+            ClientCurve.of(curve).apply(sock)
         sock.connect(endpoint)
         await sock.send(canonical(request))
         frames: list[bytes] = []

@@ -165,9 +165,15 @@ def _game_text(g: dict[str, Any]) -> str:
 
 def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
     from daemon.control import ControlClient, ControlError, DaemonUnreachable
+    from daemon.security import SecurityError, client_curve
 
     s = _settings(a)
-    client = ControlClient(s.control_endpoint, timeout=a.timeout, actor=a.actor)
+    try:  # CURVE keys when the control endpoint is tcp with [security]; else None
+        curve = client_curve(s, getattr(a, "key", None))
+    except SecurityError as e:
+        print(f"tablectl: {e}", file=sys.stderr)
+        return EXIT_USAGE, None
+    client = ControlClient(_endpoint(s, a.role), timeout=a.timeout, actor=a.actor, curve=curve)
     try:
         return EXIT_OK, client.call(cmd, **args)
     except DaemonUnreachable as e:
@@ -178,6 +184,23 @@ def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
         return EXIT_ATTENTION, None
     finally:
         client.close()
+
+
+ROLE_ORDER = ("supervisor", "technician", "dealer", "viewer")
+
+
+def _endpoint(s: Settings, role: str | None) -> str:
+    """The control socket to use: the asked role's, else the first role socket this user may open."""
+    if role is not None:
+        if role not in s.role_endpoints:
+            have = ", ".join(s.role_endpoints) or "none (one socket for all)"
+            raise ConfigError(s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"])
+        return s.role_endpoints[role]
+    for r in ROLE_ORDER:
+        ep = s.role_endpoints.get(r)
+        if ep is not None and os.access(ep[6:], os.R_OK | os.W_OK):
+            return ep
+    return s.control_endpoint
 
 
 def cmd_status(a: argparse.Namespace) -> int:
@@ -314,6 +337,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the daemon")
     p.add_argument("--actor", default=None, help="who is acting (default: your login name)")
+    p.add_argument("--role", default=os.environ.get("TABLED_ROLE"),
+                   choices=["viewer", "dealer", "supervisor", "technician"],
+                   help="use this role's control socket (default: $TABLED_ROLE, else the first "
+                   "role socket you may open)")
+    p.add_argument(
+        "--key",
+        default=None,
+        help="your CURVE secret key file for a tcp control endpoint "
+        "(default: $TABLECTL_KEY, then the config's security.client_key)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     c = sub.add_parser("config", help="check a config file")
@@ -372,6 +405,15 @@ def parser() -> argparse.ArgumentParser:
     vd.add_argument("what", choices=["hand", "shoe"])
     vd.add_argument("--reason", required=True)
     vd.set_defaults(func=lambda a: _operator(f"{a.what}.void")(a))
+
+    from daemon.tools import monitor, trace
+
+    trace.register(sub, _call)
+    monitor.register(sub)
+
+    from daemon.keys import add_parser as add_keys_parser
+
+    add_keys_parser(sub)
 
     al = sub.add_parser("alarm", help="clear a latched alarm")
     al.add_argument("action", choices=["clear"])

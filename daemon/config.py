@@ -83,12 +83,41 @@ class ControlSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: the role of a peer of this socket: who can open the socket file is
     #: decided by its mode and group, so the socket itself stands for a role.
     role: Literal["viewer", "dealer", "supervisor", "technician"] = "supervisor"
+    #: one more ipc socket per role, ``control-<role>.sock`` beside the main one,
+    #: owned by the unix group given here (mode ``mode``): a technician in group
+    #: ``tabled-tech`` can open only the technician socket. ``{}``: no role sockets.
+    roles: dict[Literal["viewer", "dealer", "supervisor", "technician"], str] = {}
 
 
 class LogSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     #: ``auto``: JSON lines when stdout is not a terminal (journald), console otherwise.
     format: Literal["auto", "json", "console"] = "auto"
+
+
+class SecuritySection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Paths to key files only (never key material): see daemon/security.py and docs/config.md."""
+
+    #: the table's CURVE secret certificate: CURVE on publish, replay and a tcp control socket
+    server_key: str | None = None
+    #: its public certificate, for clients; default: ``server_key`` without ``_secret``
+    server_public: str | None = None
+    #: directory of public certificates (``*.key``) allowed on publish and replay
+    clients: str | None = None
+    #: directory of public certificates allowed on a tcp control socket; each needs a role
+    control_clients: str | None = None
+    #: role of a control client by name (its file name without ``.key``); wins over its metadata
+    roles: dict[str, Literal["viewer", "dealer", "supervisor", "technician"]] = {}
+    #: tablectl's own secret certificate for a CURVE control socket (``--key`` wins)
+    client_key: str | None = None
+    #: Ed25519 secret key (PEM) that signs the journal head in every heartbeat
+    checkpoint_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.server_key is not None and self.clients is None:
+            raise ValueError("server_key needs clients (the directory of allowed subscriber keys)")
+        if self.server_key is None and (self.clients or self.control_clients or self.roles):
+            raise ValueError("clients, control_clients and roles need server_key")
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -99,6 +128,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     bus: BusSection = BusSection()
     control: ControlSection = ControlSection()
     log: LogSection = LogSection()
+    security: SecuritySection = SecuritySection()
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -112,6 +142,8 @@ class Settings(msgspec.Struct, frozen=True):
     runtime_dir: Path
     journal_path: Path
     control_endpoint: str
+    #: role → ipc endpoint of that role's socket (``control.roles``)
+    role_endpoints: dict[str, str] = {}
 
     @property
     def table(self) -> str:
@@ -288,8 +320,17 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                 "unix socket allows; set control.endpoint or table.runtime_dir to a shorter path"
             ],
         )
+    role_endpoints = {}
+    if cfg.control.roles:
+        if not endpoint.startswith("ipc://"):
+            raise ConfigError(p, ["control.roles: role sockets need an ipc:// control.endpoint"])
+        base_path = Path(endpoint[6:])
+        role_endpoints = {
+            role: f"ipc://{base_path.with_name(f'control-{role}.sock')}" for role in cfg.control.roles
+        }
     return Settings(
         source=str(p),
+        role_endpoints=role_endpoints,
         config=cfg,
         game=msgspec.convert(cfg.game, rules_type),
         device_options={

@@ -16,6 +16,26 @@ socket's empty delimiter frame is accepted and echoed back):
 
 A handler raises :class:`ControlError` to refuse a command; any other
 exception becomes ``internal error: <type>: <message>`` and is logged.
+
+Hostile input gets an error reply and reaches no handler: a request over
+``max_message`` bytes (one over twice that is cut by libzmq before it is
+read, so no reply is possible), one that is not JSON or nested too deeply,
+wrong types (``id`` must be a string of at most 128 characters or an
+integer, ``actor`` a string of at most 128, ``cmd`` at most 64).
+
+Replayed commands change nothing: the server remembers the last
+``REMEMBER`` requests that carried an ``id`` (for ``REMEMBER_FOR`` s), per
+peer: the CURVE key's name when there is one, else the connection. The same
+``id`` again with the same ``cmd``/``args``/``actor`` gets the first reply
+again without running the handler (also while the first is still running);
+with anything else it is refused. :class:`ControlClient` makes ids unique
+(a random prefix and a counter), so only a true repeat is caught.
+
+With ``curve`` (tcp), the ZAP handler admits listed keys only and labels
+the connection with the key's name (``User-Id``) and role (``X-Role``);
+both reach the handler in :class:`Peer`, and a message without them is
+refused. An ipc socket is created owner-only and then given ``ipc_mode``,
+so there is no moment in which others could connect.
 """
 
 from __future__ import annotations
@@ -24,10 +44,12 @@ import asyncio
 import contextlib
 import itertools
 import os
+import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 import structlog
@@ -36,10 +58,17 @@ import zmq.asyncio
 
 from daemon.bus import EndpointError, bind, ipc_path, prepare_ipc, probe_unix
 
+if TYPE_CHECKING:
+    from daemon.security import ClientCurve, ServerCurve
+
 log = structlog.get_logger()
 
 _REQUEST_KEYS: Final = frozenset({"cmd", "args", "id", "actor"})
+MAX_ID: Final = 128
+MAX_ACTOR: Final = 128
+MAX_CMD: Final = 64
 _encoder = msgspec.json.Encoder()
+_sorted = msgspec.json.Encoder(order="sorted")
 
 
 class ControlError(Exception):
@@ -52,10 +81,21 @@ class DaemonUnreachable(Exception):
 
 @dataclass(frozen=True)
 class Peer:
-    """Who sent a request: the ROUTER identity of the connection and its transport."""
+    """Who sent a request: the connection's ROUTER identity and transport and, on a
+    CURVE socket, the name and role of its client key (None otherwise: then the
+    socket's own role applies)."""
 
     identity: bytes
     transport: str  # "ipc" | "tcp"
+    user: str | None = None
+    role: str | None = None
+
+    def actor(self, claimed: str | None) -> str:
+        """Who to journal: the key's name when authenticated (what the client claims
+        follows after a slash, unverified), else the claim or the transport and uid."""
+        if self.user is not None:
+            return self.user if claimed in (None, "", self.user) else f"{self.user}/{claimed}"
+        return str(claimed or f"{self.transport}:{os.getuid()}")
 
 
 Handler = Callable[[dict[str, Any], Peer], Awaitable[dict[str, Any]]]
@@ -75,9 +115,18 @@ def parse_request(frames: list[bytes]) -> dict[str, Any]:
         req = msgspec.json.decode(frames[0])
     except msgspec.DecodeError as e:
         raise _BadRequest(f"request is not JSON ({e})") from None
+    except RecursionError:
+        raise _BadRequest("request is nested too deeply") from None
     if not isinstance(req, dict):
         raise _BadRequest(f"request must be a JSON object, not {_json_type(req)}")
     req_id = req.get("id")
+    if req_id is not None:
+        if isinstance(req_id, bool) or not isinstance(req_id, int | str):
+            raise _BadRequest(f'"id" must be a string or an integer, not {_json_type(req_id)}')
+        if isinstance(req_id, str) and len(req_id) > MAX_ID:
+            raise _BadRequest(f'"id" is longer than {MAX_ID} characters')
+        if isinstance(req_id, int) and not -(2**63) <= req_id < 2**63:
+            raise _BadRequest('"id" is out of range')
     unknown = sorted(set(req) - _REQUEST_KEYS)
     if unknown:
         raise _BadRequest(
@@ -91,12 +140,16 @@ def parse_request(frames: list[bytes]) -> dict[str, Any]:
         raise _BadRequest(f'"cmd" must be a string, not {_json_type(cmd)}', req_id)
     if not cmd.strip():
         raise _BadRequest('"cmd" is empty', req_id)
+    if len(cmd) > MAX_CMD:
+        raise _BadRequest(f'"cmd" is longer than {MAX_CMD} characters', req_id)
     args = req.setdefault("args", {})
     if not isinstance(args, dict):
         raise _BadRequest(f'"args" must be an object, not {_json_type(args)}', req_id)
     actor = req.get("actor")
     if actor is not None and not isinstance(actor, str):
         raise _BadRequest(f'"actor" must be a string, not {_json_type(actor)}', req_id)
+    if actor is not None and len(actor) > MAX_ACTOR:
+        raise _BadRequest(f'"actor" is longer than {MAX_ACTOR} characters', req_id)
     return req
 
 
@@ -120,10 +173,29 @@ def _transport(endpoint: str) -> str:
     return endpoint.split("://", 1)[0]
 
 
+@dataclass
+class _Seen:
+    """A request with an id: what it asked (digest) and its reply, once there is one."""
+
+    digest: bytes
+    reply: asyncio.Future[bytes]
+    at: float
+
+
+def _frame_property(frame: zmq.Frame, name: str) -> str | None:
+    try:
+        value = frame.get(name)
+    except zmq.ZMQError:  # EINVAL: the connection has no such property
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 class ControlServer:
     """ROUTER socket that hands each request to ``handler`` and always replies."""
 
     MAX_IN_FLIGHT: int = 16  # requests handled at once; more get "busy"
+    REMEMBER: int = 4096  # requests with an id remembered against replay
+    REMEMBER_FOR: float = 600.0  # seconds
 
     def __init__(
         self,
@@ -134,6 +206,7 @@ class ControlServer:
         ipc_mode: int = 0o660,
         max_message: int = 65536,
         linger_ms: int = 200,
+        curve: ServerCurve | None = None,
     ) -> None:
         self.ctx = ctx
         self.endpoint = endpoint
@@ -141,6 +214,11 @@ class ControlServer:
         self.ipc_mode = ipc_mode
         self.max_message = max_message
         self.linger_ms = linger_ms
+        self.curve = curve
+        self.counters: dict[str, int] = dict.fromkeys(
+            ("requests", "bad_requests", "too_large", "replayed", "unauthenticated"), 0
+        )
+        self._seen: OrderedDict[tuple[Any, ...], _Seen] = OrderedDict()
         self._sock: zmq.asyncio.Socket | None = None
         self._server: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -160,14 +238,27 @@ class ControlServer:
         sock = self.ctx.socket(zmq.ROUTER)
         try:
             sock.setsockopt(zmq.LINGER, self.linger_ms)
-            sock.setsockopt(zmq.MAXMSGSIZE, self.max_message)
+            # up to twice max_message is read and answered "too large"; beyond,
+            # libzmq drops the connection without buffering the message
+            sock.setsockopt(zmq.MAXMSGSIZE, 2 * self.max_message)
             sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
             sock.setsockopt(zmq.SNDHWM, 1000)
             sock.setsockopt(zmq.RCVHWM, 1000)
+            if self.curve is not None:  # before bind: no moment without CURVE
+                self.curve.apply(sock, "control")
             prepare_ipc(self.endpoint)  # directory, stale file (re-checked: no race window)
-            bind(sock, self.endpoint, "control")
             if path is not None:
+                # created owner-only (a umask can only take bits away, so this is
+                # safe for anything else created meanwhile), then given its mode
+                old = os.umask(0o177)
+                try:
+                    bind(sock, self.endpoint, "control")
+                finally:
+                    os.umask(old)
                 os.chmod(path, self.ipc_mode)
+            else:
+                bind(sock, self.endpoint, "control")
+            if path is not None:
                 st = os.stat(path)
                 self._ipc_inode = (st.st_dev, st.st_ino)
         except BaseException:
@@ -200,11 +291,17 @@ class ControlServer:
         sock = self._sock
         assert sock is not None
         while True:
-            frames = await sock.recv_multipart()
+            zframes = await sock.recv_multipart(copy=False)
+            user = role = None
+            if self.curve is not None:  # set by our ZAP handler for this connection
+                user = _frame_property(zframes[-1], "User-Id")
+                role = _frame_property(zframes[-1], "X-Role")
+            frames = [f.bytes for f in zframes]
             identity, rest = frames[0], frames[1:]
             envelope: list[bytes] = []
             if len(rest) >= 2 and rest[0] == b"":  # a REQ client's delimiter
                 envelope, rest = [b""], rest[1:]
+            peer = Peer(identity=identity, transport=self._peer_transport, user=user, role=role)
             if len(self._tasks) >= self.MAX_IN_FLIGHT:
                 await self._reply(
                     identity,
@@ -212,18 +309,86 @@ class ControlServer:
                     {"ok": False, "error": "busy: too many requests in progress, try again"},
                 )
                 continue
-            task = asyncio.create_task(self._answer(identity, envelope, rest))
+            task = asyncio.create_task(self._answer(peer, envelope, rest))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, identity: bytes, envelope: list[bytes], frames: list[bytes]) -> None:
+    async def _answer(self, peer: Peer, envelope: list[bytes], frames: list[bytes]) -> None:
+        identity = peer.identity
+        self.counters["requests"] += 1
+        size = sum(len(f) for f in frames)
+        if size > self.max_message:
+            self.counters["too_large"] += 1
+            await self._reply(
+                identity,
+                envelope,
+                {
+                    "ok": False,
+                    "error": f"request too large: {size} bytes, the limit is {self.max_message}",
+                },
+            )
+            return
         try:
             req = parse_request(frames)
         except _BadRequest as e:
+            self.counters["bad_requests"] += 1
             await self._reply(identity, envelope, {"ok": False, "error": str(e), "id": e.req_id})
             return
         req_id = req.get("id")
-        peer = Peer(identity=identity, transport=self._peer_transport)
+        if self.curve is not None and (peer.user is None or peer.role is None):
+            self.counters["unauthenticated"] += 1
+            await self._reply(
+                identity,
+                envelope,
+                {"ok": False, "error": "not authenticated: no CURVE key name/role", "id": req_id},
+            )
+            return
+        seen: _Seen | None = None
+        if req_id is not None:
+            key = (peer.user if peer.user is not None else peer.identity, req_id)
+            digest = _sorted.encode([req["cmd"], req["args"], req.get("actor")])
+            earlier = self._recall(key)
+            if earlier is not None:
+                if earlier.digest != digest:
+                    payload = _encoder.encode(
+                        {
+                            "ok": False,
+                            "error": f"request id {req_id!r} was already used for another "
+                            "request: use a new id for each request",
+                            "id": req_id,
+                        }
+                    )
+                else:
+                    self.counters["replayed"] += 1
+                    log.info("replayed control request answered from memory", id=req_id)
+                    payload = await asyncio.shield(earlier.reply)
+                await self._send(identity, envelope, payload)
+                return
+            loop = asyncio.get_running_loop()
+            seen = _Seen(digest, loop.create_future(), loop.time())
+            self._remember(key, seen)
+        payload = await self._run(req, peer)
+        if seen is not None and not seen.reply.done():
+            seen.reply.set_result(payload)
+        await self._send(identity, envelope, payload)
+
+    def _recall(self, key: tuple[Any, ...]) -> _Seen | None:
+        now = asyncio.get_running_loop().time()
+        while self._seen:  # forget the expired, oldest first
+            first = next(iter(self._seen.values()))
+            if now - first.at < self.REMEMBER_FOR:
+                break
+            self._seen.popitem(last=False)
+        return self._seen.get(key)
+
+    def _remember(self, key: tuple[Any, ...], seen: _Seen) -> None:
+        self._seen[key] = seen
+        while len(self._seen) > self.REMEMBER:  # one still running keeps its waiters
+            self._seen.popitem(last=False)
+
+    async def _run(self, req: dict[str, Any], peer: Peer) -> bytes:
+        """The handler's answer to one request, as the reply's bytes."""
+        req_id = req.get("id")
         try:
             result = await self.handler(req, peer)
             if result is None:
@@ -243,7 +408,7 @@ class ControlServer:
             payload = _encoder.encode(
                 {"ok": False, "error": f"internal error: {type(e).__name__}: {e}", "id": req_id}
             )
-        await self._send(identity, envelope, payload)
+        return payload
 
     async def _reply(self, identity: bytes, envelope: list[bytes], reply: dict[str, Any]) -> None:
         reply.setdefault("id", None)
@@ -272,14 +437,29 @@ async def _answers(ctx: zmq.asyncio.Context, endpoint: str, timeout: float = 0.5
 
 
 class ControlClient:
-    """Synchronous client for ``tablectl``: one DEALER, bounded waits, no linger."""
+    """Synchronous client for ``tablectl``: one DEALER, bounded waits, no linger.
 
-    def __init__(self, endpoint: str, timeout: float = 3.0, *, actor: str | None = None) -> None:
+    Request ids are a random prefix and a counter, unique across clients and
+    runs, so the server's replay memory never mistakes a new request for a
+    repeat. ``curve`` is ``(client_public, client_secret, server_public)``
+    (z85) or a :class:`daemon.security.ClientCurve`, for a CURVE endpoint.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        timeout: float = 3.0,
+        *,
+        actor: str | None = None,
+        curve: ClientCurve | tuple[bytes, bytes, bytes] | None = None,
+    ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
         self.actor = actor
+        self.curve = curve
         self._ctx = zmq.Context()
         self._sock: zmq.Socket | None = None
+        self._prefix = secrets.token_hex(8)
         self._ids = itertools.count(1)
 
     def _socket(self) -> zmq.Socket:
@@ -306,6 +486,10 @@ class ControlClient:
             ms = max(1, int(self.timeout * 1000))
             sock.setsockopt(zmq.SNDTIMEO, ms)
             sock.setsockopt(zmq.RCVTIMEO, ms)
+            if self.curve is not None:
+                from daemon.security import ClientCurve
+
+                ClientCurve.of(self.curve).apply(sock)
             sock.connect(self.endpoint)
             self._sock = sock
         return self._sock
@@ -313,12 +497,18 @@ class ControlClient:
     def call(self, cmd: str, **args: Any) -> dict[str, Any]:
         """Run ``cmd`` in the daemon; returns its result or raises :class:`ControlError`."""
         sock = self._socket()
-        req_id = next(self._ids)
+        req_id = f"{self._prefix}-{next(self._ids)}"
         req: dict[str, Any] = {"cmd": cmd, "args": args, "id": req_id}
         if self.actor is not None:
             req["actor"] = self.actor
+        hint = (
+            " (CURVE: a refused key gets no answer either: is this key in the table's "
+            "security.control_clients, and the server key the table's?)"
+            if self.curve is not None
+            else ""
+        )
         unreachable = DaemonUnreachable(
-            f"no answer from tabled at {self.endpoint} within {self.timeout}s: is it running?"
+            f"no answer from tabled at {self.endpoint} within {self.timeout}s: is it running?{hint}"
         )
         try:
             sock.send(_encoder.encode(req))

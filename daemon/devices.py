@@ -58,6 +58,7 @@ class DeviceRunner:
         self.health = "disconnected"
         self.reason = "not connected yet"
         self.port: str | None = None
+        self.spec: str | None = None  # the port as configured (a by-id path, a usb: identity, …)
         self.identity: str | None = None
         self.protocol: Protocol = driver.protocol()
         self.transport: Any = None
@@ -147,6 +148,7 @@ class DeviceRunner:
 
     def _set_health(self, health: str, reason: str, info: dict[str, Any] | None = None) -> None:
         if health == self.health and health != "ok":
+            self.reason = reason  # still down, for a new reason: shown, not an event
             return
         changed = health != self.health
         self.health, self.reason = health, reason
@@ -202,7 +204,8 @@ class DeviceRunner:
             "driver": self.driver.name,
             "health": self.health,
             "reason": self.reason,
-            "port": self.port,
+            "port": self.port or self.spec,
+            "configured_port": self.spec,
             "identity": self.identity,
             "frames": c.frames,
             "malformed": c.malformed,

@@ -37,11 +37,16 @@ class Clock:
     mono: Callable[[], float] = time.monotonic
 
 
+class _Mark:
+    """Not an input: a place in the queue whose state someone wants."""
+
+
 @dataclass(slots=True)
 class _Item:
-    inp: Input
+    inp: Input | _Mark
     future: asyncio.Future[Decision] | None
     mono: float | None
+    mark: asyncio.Future[TableState] | None = None
 
 
 @dataclass(slots=True)
@@ -74,6 +79,8 @@ class Pipeline:
         self.max_batch = max_batch
         self.state: TableState = table.initial()
         self.listeners: list[Listener] = []
+        #: called with each input as it is queued, in queue order (the trace tap)
+        self.taps: list[Callable[[Input], None]] = []
         self.stats = Stats()
         self._inbox: deque[_Item] = deque()
         self._wake = asyncio.Event()
@@ -126,7 +133,16 @@ class Pipeline:
             if fut is not None:
                 fut.set_exception(RuntimeError("the daemon is stopping"))
             return fut
+        for tap in self.taps:
+            tap(inp)
         self._inbox.append(_Item(inp, fut, None))
+        self._wake.set()
+        return fut
+
+    def mark(self) -> asyncio.Future[TableState]:
+        """The state as every input queued so far leaves it (where a trace starts)."""
+        fut: asyncio.Future[TableState] = asyncio.get_running_loop().create_future()
+        self._inbox.append(_Item(_Mark(), None, None, fut))
         self._wake.set()
         return fut
 
@@ -159,6 +175,10 @@ class Pipeline:
         decided: list[tuple[Decision, _Item | None]] = []
         draft_lists = []
         for it in items:
+            if isinstance(it.inp, _Mark):
+                if it.mark is not None and not it.mark.done():
+                    it.mark.set_result(state)
+                continue
             d = self.table.decide(state, it.inp)
             self.stats.inputs += 1
             if d.refused is not None:

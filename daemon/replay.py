@@ -8,6 +8,7 @@ capture becomes a regression test (``tests/captures/``), gpsd's method.
 
 from __future__ import annotations
 
+import base64
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -86,7 +87,17 @@ class Replayer:
         name = h.get("name", "device")
         driver = drv_cls(msgspec.convert(opts, drv_cls.Options))
         table = Table(game_cls(msgspec.convert(rules, game_cls.Rules)), [name])
-        return cls(table, {name: driver}, h.get("table", "replay"))
+        r = cls(table, {name: driver}, h.get("table", "replay"))
+        if "state" in h:
+            # A trace taken mid-game starts from the table's state at that moment.
+            if h.get("state-version") != table.state_version:
+                raise CaptureError(
+                    f"{cap.path}: the trace's state is version {h.get('state-version')!r}, "
+                    f"this tabled reads {table.state_version!r}"
+                )
+            r.state = table.decode_state(base64.b64decode(h["state"]))
+            r._linked = {n for n, health in r.state.devices.items() if health == "ok"}
+        return r
 
     # -- feeding ------------------------------------------------------------------------------
 

@@ -6,6 +6,11 @@ first, wait for a heartbeat (proof the subscription is live), replay from
 the last seq held, drop duplicates by seq, and replay again whenever a seq
 or a heartbeat's ``last_seq`` shows a gap. What comes out is every
 committed event exactly once, in order.
+
+On a table with ``[security]`` CURVE, pass ``curve=(client_public,
+client_secret, server_public)`` (z85; ``daemon.security.follower_curve``
+loads them from key files). A key the table does not list gets no error,
+only silence: no heartbeat ever arrives and replays time out.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import zmq
 
 from daemon.events import Event, decode
+from daemon.security import ClientCurve
 
 
 class ReplayFailed(Exception):
@@ -35,8 +41,10 @@ class Follower:
         table: str = "",
         last_seq: int = 0,
         ctx: zmq.Context[Any] | None = None,
+        curve: ClientCurve | tuple[bytes, bytes, bytes] | None = None,
     ) -> None:
         self.ctx = ctx or zmq.Context.instance()
+        self.curve = ClientCurve.of(curve) if curve is not None else None
         self.replay_endpoint = replay
         self.last_seq = last_seq
         self.journal_id: str | None = None
@@ -46,6 +54,8 @@ class Follower:
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, 100_000)
         self.sub.setsockopt(zmq.SUBSCRIBE, f"{table}.".encode() if table else b"")
+        if self.curve is not None:
+            self.curve.apply(self.sub)
         self.sub.connect(publish)
         self._live = False
 
@@ -55,6 +65,8 @@ class Follower:
     def _replay(self, start: int, stop: int | None, timeout: float) -> list[Event]:
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
+        if self.curve is not None:
+            self.curve.apply(s)
         s.connect(self.replay_endpoint)
         try:
             req: dict[str, Any] = {"from": start}
@@ -93,6 +105,8 @@ class Follower:
             if not self.sub.poll(int(timeout * 1000)):
                 return
             topic, body = self.sub.recv_multipart()
+            if topic.startswith(b"~"):
+                continue  # not an event: a technician's raw trace
             if topic.endswith(b".heartbeat"):
                 hb = json.loads(body)
                 self.heartbeat = hb

@@ -144,6 +144,9 @@ class Game(Protocol):
 
 GAMES: dict[str, str] = {
     "baccarat": "daemon.games.baccarat_table:BaccaratTable",
+    "dragon-tiger": "daemon.games.dragon_tiger_table:DragonTigerTable",
+    "sicbo": "daemon.procedures.dice:SicBoGame",
+    "roulette": "daemon.procedures.spin:RouletteGame",
 }
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -729,6 +729,7 @@ class SS2Driver(Driver):
     """Cammegh SlingShot 2 automatic roulette wheel, RS-232 9600 8N1 [dev]."""
 
     name = "cammegh-ss2"
+    default_game = "roulette"
     transport = "serial"
     Options = SS2Options
     serial_defaults = SerialDefaults(baudrate=9600, bytesize=8, parity="N", stopbits=1)
@@ -759,6 +760,13 @@ class SS2Driver(Driver):
         assert isinstance(o, SS2Options)
         return (o.poll_interval, poll()) if o.status_mode == "poll" else None
 
+    def simulator(self, options: dict[str, Any]) -> Any:
+        """A SlingShot 2 on a pty (``drivers/sim/wheel.py``), for ``port = "sim"``."""
+        from drivers.sim.wheel import WheelSimulator
+
+        assert isinstance(self.options, SS2Options)
+        return WheelSimulator.from_options(self.options, options)
+
     def void_acknowledgement(self) -> bytes | None:
         """``*R`` to send after the table voided a miss-spin, if this table acknowledges voids."""
         assert isinstance(self.options, SS2Options)
@@ -783,6 +791,7 @@ class M360Driver(Driver):
     """Cammegh Mercury 360 / Mercury II manual wheel with in-rim reader, 9600 8N1 [int]."""
 
     name = "cammegh-m360"
+    default_game = "roulette"
     transport = "serial"
     Options = M360Options
     serial_defaults = SerialDefaults(baudrate=9600, bytesize=8, parity="N", stopbits=1)

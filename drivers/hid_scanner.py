@@ -255,6 +255,7 @@ class HidScannerDriver(Driver):
             interface=o.interface,
             endpoint=o.endpoint,
             read_timeout_ms=o.read_timeout_ms,
+            boot_protocol=True,
             reconnect_min=reconnect_min,
             reconnect_max=reconnect_max,
             clock=clock,

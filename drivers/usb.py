@@ -231,6 +231,7 @@ class UsbTransport:
         interface: int = 0,
         endpoint: int | None = None,
         read_timeout_ms: int = 500,
+        boot_protocol: bool = False,
         reconnect_min: float = 0.1,
         reconnect_max: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
@@ -248,6 +249,8 @@ class UsbTransport:
         self.interface = interface
         self.endpoint = endpoint
         self.read_timeout_ms = read_timeout_ms
+        #: switch a boot-capable HID interface to boot reports after claiming it.
+        self.boot_protocol = boot_protocol
         self.reconnect_min = reconnect_min
         self.reconnect_max = reconnect_max
         self.ident = f"{vendor_id:04x}:{product_id:04x}"
@@ -466,6 +469,8 @@ class UsbTransport:
                     hint=f"a udev rule can keep it unbound: {UDEV_RULES}",
                 )
             usb.util.claim_interface(dev, self.interface)
+            if self.boot_protocol:
+                self._set_boot_protocol(dev, intf)
         except DeviceUnavailable:
             self._release(_Opened(dev, self.interface, 0, 0, node, detached), claimed=False)
             raise
@@ -475,6 +480,21 @@ class UsbTransport:
         return _Opened(
             dev, self.interface, ep.bEndpointAddress, ep.wMaxPacketSize or 8, node, detached
         )
+
+    def _set_boot_protocol(self, dev: Any, intf: Any) -> None:
+        """Ask a boot-capable HID interface for boot reports (HID 1.11 §7.2.6 SET_PROTOCOL):
+        8-byte keyboard reports without a report id, whatever its report descriptor says.
+        A device that refuses (a stall) keeps its own reports; only a lost device is an error."""
+        if (intf.bInterfaceClass, intf.bInterfaceSubClass) != (3, 1):
+            return
+        try:
+            dev.ctrl_transfer(0x21, 0x0B, 0, self.interface)
+        except usb.core.USBError as exc:
+            if _gone(exc) or _access_denied(exc):
+                raise
+            self._log.info(
+                "device refused boot protocol; reading its own reports", reason=_text(exc)
+            )
 
     def _endpoint(self, intf: Any, node: str) -> Any:
         def is_in(e: Any) -> bool:

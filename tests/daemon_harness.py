@@ -25,6 +25,13 @@ from daemon.events import Event, decode
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _die_with_parent() -> None:
+    """A test killed half-way must not leave daemons behind (PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -105,6 +112,7 @@ class Daemon:
             env=env,
             stdout=self._out,
             stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
         )
         self.wait_notify("READY=1", timeout)
 

@@ -147,7 +147,7 @@ def test_same_key_released_in_between_types_twice() -> None:
 
 def test_unknown_usage_drops_the_code_and_the_next_scan_works() -> None:
     p = HidKeyboardProtocol(opts())
-    reports = typed("S") + [rep(MINUS), RELEASE] + typed("A\n") + typed("HK\n")
+    reports = [*typed("S"), rep(MINUS), RELEASE, *typed("A\n"), *typed("HK\n")]
     got = feed_all(p, reports)
     assert got[0] == Malformed(frame=b"SA", reason="code dropped: unknown key usage 0x2D")
     assert got[1:] == [CardDrawn(frame=b"HK", card="KH")]
@@ -306,8 +306,10 @@ class FakeScanner:
         configured: bool = True,
         access_denied: bool = False,
         busy: bool = False,
+        boot_stall: bool = False,
     ) -> None:
         self.address, self.bus, self.serial = address, bus, serial
+        self.boot_stall = boot_stall
         self.kernel_driver = kernel_driver
         self.configuration = 1 if configured else 0
         self.access_denied = access_denied
@@ -490,6 +492,11 @@ class FakeBackend(usb.backend.IBackend):
         timeout: int,
     ) -> int:
         h.dev.check()
+        if (bmRequestType, bRequest, wValue, wIndex) == (0x21, 0x0B, 0, 0):  # SET_PROTOCOL(boot)
+            if h.dev.boot_stall:
+                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+            h.dev.calls.append("set_protocol boot")
+            return 0
         if (bmRequestType, bRequest, wValue >> 8) != (0x80, 0x06, 0x03):  # GET_DESCRIPTOR(STRING)
             raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
         index = wValue & 0xFF
@@ -504,9 +511,7 @@ class FakeBackend(usb.backend.IBackend):
         data[:n] = array.array("B", desc[:n])
         return n
 
-    def intr_read(
-        self, h: FakeHandle, ep: int, intf: int, buff: array.array, timeout: int
-    ) -> int:
+    def intr_read(self, h: FakeHandle, ep: int, intf: int, buff: array.array, timeout: int) -> int:
         dev = h.dev
         with dev.cond:
             end = time.monotonic() + timeout / 1000
@@ -611,6 +616,7 @@ async def test_kernel_driver_detached_on_claim_and_reattached_on_close() -> None
     assert calls.index("release 0") < calls.index("attach 0") < len(calls) - 1
     assert calls[-1] == "close"
     assert not any(c.startswith("set_configuration") for c in calls)
+    assert "set_protocol boot" not in calls  # a bare UsbTransport leaves the protocol alone
 
 
 async def test_no_kernel_driver_nothing_to_reattach() -> None:
@@ -627,6 +633,15 @@ async def test_unconfigured_device_gets_its_configuration() -> None:
     async with running(transport(FakeBackend(scanner)), sink):
         await sink.expect("connected")
     assert "set_configuration 1" in scanner.calls
+
+
+async def test_a_device_refusing_boot_protocol_is_still_read() -> None:
+    scanner = FakeScanner(boot_stall=True)
+    sink = Sink()
+    async with running(transport(FakeBackend(scanner), boot_protocol=True), sink):
+        await sink.expect("connected")
+        scanner.push(rep(0x16))
+        assert await sink.expect("data") == rep(0x16)
 
 
 async def test_access_denied_names_the_udev_rule() -> None:
@@ -759,3 +774,4 @@ async def test_unplug_mid_code_then_replug_at_a_new_address() -> None:
         await inputs.until(lambda: inputs.cards() == ["AS", "TH"])
     assert not reader_threads()
     assert backend.scanners[-1].kernel_driver  # the live one got its driver back
+    assert "set_protocol boot" in first.calls  # the driver asks for 8-byte boot reports

@@ -1,0 +1,215 @@
+"""``make bench``: every benchmark, a summary table, and bench/results/latest.json.
+
+    python -m bench [--quick] [--only NAME[,NAME…]] [--profile]
+                    [--soak-hands N] [--soak-seconds S] [--output PATH]
+
+Benchmarks (one module each): latency, throughput, startup (with replay),
+memory (the soak), cost (CPU per event; gathered from latency and memory
+when they ran, measured on its own otherwise). Goals are printed beside the
+figures and recorded in the JSON; none of them is an assert: a run that
+misses a goal still succeeds. ``docs/performance.md`` explains the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from bench import cost, latency, memory, proc, startup, throughput
+from bench.stats import machine
+
+NAMES = ("latency", "throughput", "startup", "memory", "cost")
+RESULTS = proc.ROOT / "bench" / "results"
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _ms(d: dict[str, Any]) -> str:
+    return f"{d['p50']:.2f} / {d['p99']:.2f} / {d['p99_9']:.2f} / {d['max']:.2f}"
+
+
+def goals(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's goals against this run's figures (None: not measured in this run)."""
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, value: Any, goal: str, met: bool | None, unit: str = "") -> None:
+        out.append({"goal": name, "value": value, "unit": unit, "target": goal, "met": met})
+
+    lat = r.get("latency") or {}
+    for dev in ("shoe", "wheel"):
+        for mode in ("paced", "full"):
+            x = (lat.get(dev) or {}).get(mode)
+            if x:
+                v = x["overhead_ms"]["p99"]
+                add(f"latency overhead above the floor at p99, {dev} {mode}", v, "< 2 ms", v < 2.0, "ms")
+    tp = r.get("throughput") or {}
+    if "journal_publish" in tp:
+        v = tp["journal_publish"]["events_per_s"]
+        add("committed + published events/s, one transaction per reading", v, ">= 20,000", v >= 20_000, "events/s")
+    if "pipeline_group_commit" in tp:
+        v = tp["pipeline_group_commit"]["events_per_s"]
+        add("committed + published events/s, pipeline group commit", v, ">= 20,000", v >= 20_000, "events/s")
+    for dev in ("shoe", "wheel"):
+        x = tp.get(f"protocol_table_{dev}")
+        if x:
+            v = x["frames_per_s"]
+            add(f"frames/s through protocol + table, {dev}", v, ">= 100,000", v >= 100_000, "frames/s")
+    st = r.get("startup") or {}
+    if "big" in st:
+        v = st["big"]["max_s"]
+        add(f"READY with a {st['journal_events']:,}-event journal (slowest start)", v, "< 1 s", v < 1.0, "s")
+    mem = r.get("memory")
+    if mem:
+        v = round(mem["peak_rss_kib"] / 1024, 1)
+        add(f"peak RSS over {mem['hands']:,} hands", v, "< 80 MiB", v < 80, "MiB")
+        s = mem.get("rss_slope_kib_per_10k_hands")
+        if s is not None:
+            add("RSS growth after the first 10,000 hands (per 10,000 hands)", s, "~0 (no growth)", abs(s) < 256, "KiB")
+    return out
+
+
+def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
+    rows: list[tuple[str, str, str]] = []
+    lat = r.get("latency") or {}
+    for dev in ("shoe", "wheel"):
+        d = lat.get(dev)
+        if not isinstance(d, dict):
+            continue
+        for mode in ("paced", "full"):
+            x = d.get(mode)
+            if x:
+                rows.append((
+                    f"latency {dev} {mode}, ms p50/p99/p99.9/max (n={x['sampled_events']:,})",
+                    _ms(x["tabled_ms"]),
+                    _ms(x["floor_ms"]),
+                ))
+                o = x["overhead_ms"]
+                rows.append((f"  overhead above the floor", f"{o['p50']:.2f} / {o['p99']:.2f} / {o['p99_9']:.2f} / {o['max']:.2f}", ""))
+    if isinstance(lat.get("wheel"), str):
+        rows.append(("latency wheel", lat["wheel"], ""))
+    tp = r.get("throughput") or {}
+    for dev in ("shoe", "wheel"):
+        x = tp.get(f"protocol_table_{dev}")
+        if x:
+            rows.append((f"protocol + table, {dev}: frames/s", f"{x['frames_per_s']:,} ({x['us_per_frame']} us/frame)", ""))
+    for key, label in (
+        ("journal_publish", "journal + publish, 1 tx/reading: events/s"),
+        ("pipeline_one_tx_per_reading", "pipeline, 1 tx/reading: events/s"),
+        ("pipeline_group_commit", "pipeline, group commit: events/s"),
+    ):
+        x = tp.get(key)
+        if x:
+            rows.append((label, f"{x['events_per_s']:,} ({x['cpu_us_per_event']} us CPU/event)", ""))
+    st = r.get("startup") or {}
+    if "empty" in st:
+        rows.append(("READY, empty journal: s (median, max)", f"{st['empty']['median_s']}, {st['empty']['max_s']}", f"imports {st['imports_s']}"))
+    if "big" in st:
+        rows.append((f"READY, {st['journal_events']:,}-event journal: s", f"{st['big']['median_s']}, {st['big']['max_s']}", ""))
+    if "replay" in st:
+        x = st["replay"]
+        rows.append((f"replay {x['events']:,} events to a subscriber", f"{x['seconds']} s ({x['events_per_s']:,} events/s)", ""))
+    mem = r.get("memory")
+    if mem:
+        k = next((k for k in mem if k.startswith("rss_at_")), None)
+        at = mem.get(k) if k else None
+        rows.append((
+            f"soak: {mem['hands']:,} hands in {mem['seconds']} s, RSS MiB start/{k[7:-9] if k else '?'}/end, peak",
+            f"{mem['rss_start_kib'] / 1024:.1f} / {at / 1024 if at else float('nan'):.1f} / {mem['rss_end_kib'] / 1024:.1f}, {mem['peak_rss_kib'] / 1024:.1f}",
+            "",
+        ))
+    c = r.get("cost") or {}
+    for k, x in c.items():
+        rows.append((f"CPU per committed event, {k}", f"{x['cpu_us_per_event']} us", ""))
+    w = max(len(a) for a, _, _ in rows) if rows else 10
+    v = max(len(b) for _, b, _ in rows) if rows else 10
+    lines = [f"{'':{w}}  {'tabled':{v}}  floor", f"{'-' * w}  {'-' * v}  {'-' * 30}"]
+    lines += [f"{a:{w}}  {b:{v}}  {c_}" for a, b, c_ in rows]
+    lines.append("")
+    lines.append("goals (not asserts):")
+    for x in g:
+        mark = {True: "met   ", False: "MISSED", None: "  ?   "}[x["met"]]
+        lines.append(f"  [{mark}] {x['goal']}: {x['value']:,} {x['unit']} (goal {x['target']})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="a short smoke run (small counts)")
+    p.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(NAMES)}")
+    p.add_argument("--profile", action="store_true",
+                   help="record the daemon with py-spy during the latency runs (bench/results/profile/)")
+    p.add_argument("--soak-hands", type=int, default=100_000)
+    p.add_argument("--soak-seconds", type=float, default=60.0, help="time bound of the soak; 0: none")
+    p.add_argument("--output", type=Path, default=RESULTS / "latest.json")
+    a = p.parse_args(argv)
+    only = [x.strip() for x in a.only.split(",") if x.strip()] or list(NAMES)
+    bad = set(only) - set(NAMES)
+    if bad:
+        p.error(f"unknown benchmark(s) {', '.join(sorted(bad))} (known: {', '.join(NAMES)})")
+
+    t0 = time.monotonic()
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    results: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    prof = RESULTS / "profile" if a.profile else None
+    for name in NAMES:
+        if name not in only:
+            continue
+        _log(f"[{name}]")
+        t = time.monotonic()
+        try:
+            if name == "latency":
+                results[name] = latency.run(quick=a.quick, profile_dir=prof, log=_log)
+            elif name == "throughput":
+                results[name] = throughput.run(quick=a.quick, log=_log)
+            elif name == "startup":
+                results[name] = startup.run(quick=a.quick, log=_log)
+            elif name == "memory":
+                results[name] = memory.run(quick=a.quick, hands=a.soak_hands, seconds=a.soak_seconds, log=_log)
+            elif name == "cost":
+                results[name] = (
+                    cost.gather(results) if "latency" in results else cost.run(quick=a.quick, log=_log)
+                )
+        except Exception as e:  # one broken benchmark must not hide the others' figures
+            errors[name] = f"{type(e).__name__}: {e}"
+            traceback.print_exc()
+        _log(f"  ({time.monotonic() - t:.0f} s)")
+    wall = round(time.monotonic() - t0, 1)
+    g = goals(results)
+    doc = {
+        "format": 1,
+        "started": started,
+        "wall_s": wall,
+        "quick": a.quick,
+        "machine": machine(),
+        "results": results,
+        "goals": g,
+        "errors": errors,
+    }
+    a.output.parent.mkdir(parents=True, exist_ok=True)
+    a.output.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    if prof is not None and prof.exists():
+        from bench.profile import summarise
+
+        for raw in sorted(prof.glob("*.txt")):
+            if not raw.name.endswith(".summary.txt") and raw.stat().st_size:
+                raw.with_suffix(".summary.txt").write_text(summarise(raw) + "\n")
+    print()
+    print(summary(results, g))
+    print(f"\nwall time {wall} s; results in {a.output}")
+    if errors:
+        print(f"FAILED: {', '.join(errors)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

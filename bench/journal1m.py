@@ -1,0 +1,79 @@
+"""A journal of a million real-table events, built fast and cached.
+
+Shoe after shoe of the same generated session the latency benchmark plays
+(:class:`bench.session.ShoeDealer`: the real table decides every event),
+appended with ``Journal.append`` in transactions of about
+``snapshot_every`` events, each with the snapshot of the table state after
+its last event, as ``Pipeline._commit`` takes them (and pruned to the last
+three, as it prunes). Event times advance with the session's own clock (a
+card every 0.8 s), so the journal looks like about eleven days of one table.
+
+The file is cached in ``bench/results/cache/`` (ignored by git) under a
+name that carries the event count and the table state version, and reused
+while the table's ``state_version`` and this module's ``FORMAT`` match.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from bench.proc import CACHE
+from bench.session import ShoeDealer
+from daemon.events import utc_text
+from daemon.journal import Batch, Journal
+
+FORMAT = 1
+T0 = 1_793_563_200.0  # 2026-11-01T20:00:00Z
+TABLE = "bench"
+
+
+def path_for(events: int) -> Path:
+    v = ShoeDealer().table.state_version.replace(":", "-")
+    return CACHE / f"journal-{events}-{v}-f{FORMAT}.sqlite"
+
+
+def build(events: int, *, snapshot_every: int = 1000, log=print) -> Path:  # noqa: ANN001
+    """The cached journal of at least ``events`` events (built if missing)."""
+    path = path_for(events)
+    if path.exists():
+        return path
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".building")
+    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        p.unlink(missing_ok=True)
+    log(f"  building a {events:,}-event journal (cached for later runs) …")
+    t0 = time.perf_counter()
+    dealer = ShoeDealer(seed=11)
+    j = Journal(tmp, TABLE)
+    j.db.execute("PRAGMA synchronous=OFF")  # the build is not the thing measured
+    steps = dealer.steps()
+    tail = snapshot_every // 2  # a restart finds the head about half a snapshot past the last
+    while j.last_seq < events:
+        n = 0
+        batches: list[Batch] = []
+        snapshots = j.last_seq < events - tail
+        if snapshots:
+            want = min(snapshot_every, events - tail - j.last_seq)
+        else:
+            want = events - j.last_seq
+        while n < want:
+            next(steps)
+            for inp, drafts in dealer.decisions:
+                if drafts:
+                    mono = getattr(inp, "mono", None)
+                    batches.append(Batch(drafts, utc_text(T0 + (mono or 0.0)), mono))
+                    n += len(drafts)
+            dealer.decisions.clear()
+        snap = None
+        if snapshots:
+            snap = (dealer.table.state_version, dealer.table.encode_state(dealer.state))
+        j.append(batches, snap)
+        j.prune_snapshots()
+    done = j.last_seq
+    j.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    j.close()
+    os.replace(tmp, path)
+    log(f"  built {done:,} events in {time.perf_counter() - t0:.1f} s ({path.stat().st_size >> 20} MiB)")
+    return path

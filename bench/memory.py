@@ -1,0 +1,186 @@
+"""Memory over a soak: peak RSS of the daemon across many baccarat hands.
+
+The daemon runs as a real process on a pty, as in the latency benchmark;
+this process is the dealer and the croupier of an endless generated
+session (:class:`bench.session.ShoeDealer`: shoe after shoe of 8 decks)
+on an accelerated clock: each hand's ``betting.open`` and ``betting.close``
+are sent together on the control socket, its cards written back to back
+as soon as betting is closed, the next hand as soon as the result is
+published. Every 1,000 hands ``/proc/<pid>/status`` gives ``VmRSS`` and
+``VmHWM`` (peak RSS); the daemon logs at ``info`` as in production (to
+/dev/null here).
+
+A soak is bounded by hands (default 100,000) and by time (default 60 s,
+so that ``make bench`` stays within its budget); when time runs out first,
+the result says how many hands were played and the RSS slope over the
+hands after the first 10,000 is extrapolated to 100,000 — a number to
+read with that caveat, which ``--soak-seconds 0`` (no time bound) removes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from bench import proc
+from bench.latency import Loop
+from bench.session import ShoeDealer, shoe_session
+from bench.stats import Load
+
+
+class _Soak:
+    def __init__(self, loop: Loop, publish: str, control: str) -> None:
+        self.loop = loop
+        self.dealt = 0
+        self.events = 0
+        self.heartbeats = 0
+        self.alarms = 0
+        self.replies: dict[int, dict[str, Any]] = {}
+        self._ids = 0
+        loop.sub(publish, self._on_event)
+        self.ctl = loop.dealer(control, self._on_reply)
+
+    def _on_event(self, t: int, frames: list[bytes]) -> None:
+        topic = frames[0]
+        if topic.endswith(b".heartbeat"):
+            self.heartbeats += 1
+            return
+        self.events += 1
+        if topic.endswith(b".card.dealt"):
+            self.dealt += 1
+        elif b".alarm." in topic:
+            self.alarms += 1
+
+    def _on_reply(self, t: int, frames: list[bytes]) -> None:
+        msg = msgspec.json.decode(frames[-1])
+        self.replies[msg.get("id")] = msg
+
+    def send(self, cmd: str) -> int:
+        self._ids += 1
+        self.ctl.send(msgspec.json.encode({"cmd": cmd, "args": {}, "id": self._ids, "actor": "bench"}))
+        return self._ids
+
+    def reply(self, i: int) -> dict[str, Any]:
+        self.loop.wait(lambda: i in self.replies, 30.0, "a control reply")
+        r = self.replies.pop(i)
+        if not r.get("ok"):
+            raise RuntimeError(f"tabled refused a command: {r.get('error')}")
+        return r["result"]  # type: ignore[no-any-return]
+
+
+def run(*, quick: bool = False, hands: int = 100_000, seconds: float = 60.0,
+        log: Callable[[str], None] = print) -> dict[str, Any]:
+    if quick:
+        hands, seconds = min(hands, 3_000), min(seconds or 20.0, 20.0)
+    sample_every = 250 if quick else 1_000
+    first_mark = 1_000 if quick else 10_000
+    where = proc.workdir("soak-")
+    pty = proc.Pty()
+    cfg, ep = proc.write_config(where, shoe_session(cards=1), port=pty.path)
+    d = proc.DaemonProcess(cfg, log=None)  # info-level logs, thrown away
+    loop = Loop()
+    soak = _Soak(loop, ep["publish"], ep["control"])
+    samples: list[dict[str, Any]] = []
+    try:
+        d.start()
+        loop.wait(lambda: soak.heartbeats > 0, 15.0, "a heartbeat")
+        while not all(x["health"] == "ok" for x in soak.reply(soak.send("devices"))["devices"]):
+            loop.idle(20_000_000)
+        loop.idle(300_000_000)
+        m0 = d.memory()
+        samples.append({"hands": 0, "s": 0.0, "rss_kib": m0["VmRSS"], "hwm_kib": m0["VmHWM"]})
+        log(f"  soak: up to {hands:,} hands, {seconds or 'no'} s bound; RSS at start {m0['VmRSS'] >> 10} MiB")
+        dealer = ShoeDealer(seed=3)
+        load = Load([d.pid])
+        cpu0, ev0 = d.cpu_seconds(), soak.events
+        t0 = time.monotonic()
+        played = 0
+        expected = soak.dealt
+        pending: int | None = None
+        for step in dealer.steps():
+            dealer.decisions.clear()
+            if step.kind == "cmd":
+                i = soak.send(step.name)
+                if step.name == "betting.open":
+                    pending = i  # betting.close follows at once; both answered in order
+                    continue
+                if pending is not None:
+                    soak.reply(pending)
+                    pending = None
+                soak.reply(i)
+                continue
+            for f in step.frames:
+                pty.write(f.line)
+                if f.card is not None:
+                    expected += 1
+            loop.wait(lambda e=expected: soak.dealt >= e, 30.0, "the hand's events")
+            if "hand.result" not in step.frames[-1].events:
+                continue  # the burn
+            played += 1
+            if played % sample_every == 0:
+                m = d.memory()
+                samples.append({
+                    "hands": played,
+                    "s": round(time.monotonic() - t0, 1),
+                    "rss_kib": m["VmRSS"],
+                    "hwm_kib": m["VmHWM"],
+                })
+                if d.proc is not None and d.proc.poll() is not None:
+                    raise RuntimeError("tabled exited during the soak")
+            if played >= hands or (seconds and time.monotonic() - t0 > seconds):
+                break
+        elapsed = time.monotonic() - t0
+        cpu = d.cpu_seconds() - cpu0
+        events = soak.events - ev0
+        m1 = d.memory()
+        loadr = load.result()
+        if soak.alarms:
+            raise RuntimeError(f"the soak raised {soak.alarms} alarm(s)")
+        if d.stop() != 0:
+            raise RuntimeError("tabled exited with an error")
+    finally:
+        d.close()
+        loop.close()
+        pty.close()
+        proc.cleanup(where, ep)
+
+    at_mark = next((s for s in samples if s["hands"] >= first_mark), None)
+    after = [s for s in samples if s["hands"] >= first_mark]
+    slope = None
+    if len(after) >= 3:
+        xs = [s["hands"] for s in after]
+        ys = [s["rss_kib"] for s in after]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        var = sum((x - mx) ** 2 for x in xs)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
+    out: dict[str, Any] = {
+        "hands": played,
+        "target_hands": hands,
+        "seconds": round(elapsed, 1),
+        "hands_per_s": round(played / elapsed, 1),
+        "events": events,
+        "cpu_s": round(cpu, 2),
+        "cpu_us_per_event": round(cpu / events * 1e6, 1) if events else None,
+        "rss_start_kib": samples[0]["rss_kib"],
+        f"rss_at_{first_mark}_hands_kib": at_mark["rss_kib"] if at_mark else None,
+        "rss_end_kib": m1["VmRSS"],
+        "peak_rss_kib": m1["VmHWM"],
+        "rss_slope_kib_per_10k_hands": round(slope * 10_000, 1) if slope is not None else None,
+        "samples": samples,
+        "machine_load": loadr,
+    }
+    if played < hands and slope is not None:
+        out["extrapolated_rss_at_target_kib"] = round(m1["VmRSS"] + slope * (hands - played))
+    return out
+
+
+if __name__ == "__main__":
+    import pprint
+
+    r = run(quick="--quick" in sys.argv, seconds=float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--quick" else 60.0)
+    r.pop("samples")
+    pprint.pprint(r, width=110)

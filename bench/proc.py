@@ -1,0 +1,273 @@
+"""The daemon as a process, the way systemd runs it, for the benchmarks.
+
+``tabled --config …`` with ``PYTHONUNBUFFERED=1`` and a ``NOTIFY_SOCKET``
+(``systemd/tabled@.service``); readiness is its own ``READY=1``. The shoe is
+a pty the benchmark owns (like ``tests/test_daemon_devices.py``'s HandShoe),
+so the benchmark decides when every byte is written. CPU and memory come
+from the process's own accounting in ``/proc``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tty
+from pathlib import Path
+from typing import Any
+
+from bench.session import Session
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "bench" / "results" / "cache"
+TABLED = Path(sys.executable).with_name("tabled")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def workdir(prefix: str) -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=CACHE))
+
+
+class Pty:
+    """The shoe's end of a pty: the benchmark writes frames on the master."""
+
+    def __init__(self) -> None:
+        self.master, slave = os.openpty()
+        tty.setraw(slave)
+        self.path = os.ttyname(slave)
+        # keep the slave open: the master never sees EIO between daemon opens
+        self._slave = slave
+
+    def write(self, data: bytes) -> None:
+        n = os.write(self.master, data)
+        if n != len(data):  # a pty takes a few KiB at once; frames are a few bytes
+            raise RuntimeError(f"short write on the pty: {n} of {len(data)}")
+
+    def drain(self) -> bytes:
+        """Whatever the daemon wrote to the device (commands on connect), without waiting."""
+        out = b""
+        while select.select([self.master], [], [], 0)[0]:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+    def close(self) -> None:
+        for fd in (self.master, self._slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return str(v)
+
+
+def write_config(
+    where: Path,
+    sess: Session,
+    *,
+    port: str,
+    journal: Path | None = None,
+    table: str = "bench",
+    log_level: str = "info",
+    snapshot_every: int = 1000,
+) -> tuple[Path, dict[str, str]]:
+    """A table config like config/demo.toml: the session's game and device on ``port``."""
+    run = Path(tempfile.mkdtemp(prefix="tb-", dir="/tmp"))  # ipc paths must stay short
+    ep = {
+        "publish": f"tcp://127.0.0.1:{free_port()}",
+        "replay": f"tcp://127.0.0.1:{free_port()}",
+        "control": f"ipc://{run}/control.sock",
+        "runtime": str(run),
+    }
+    rules = "\n".join(f"{k} = {_toml(v)}" for k, v in sess.rules.items())
+    options = "\n".join(f"{k} = {_toml(v)}" for k, v in sess.options.items())
+    cfg = where / "table.toml"
+    cfg.write_text(
+        f"""
+[table]
+id = "{table}"
+game = "{sess.game}"
+state_dir = "{where / "state"}"
+runtime_dir = "{run}"
+
+[game]
+{rules}
+
+[[devices]]
+name = "{sess.device}"
+driver = "{sess.driver}"
+port = "{port}"
+[devices.options]
+{options}
+
+[journal]
+path = "{journal or (where / "state" / "journal.sqlite")}"
+snapshot_every = {snapshot_every}
+
+[bus]
+publish = "{ep["publish"]}"
+replay = "{ep["replay"]}"
+heartbeat_interval = 1.0
+
+[log]
+format = "json"
+level = "{log_level}"
+"""
+    )
+    return cfg, ep
+
+
+class DaemonProcess:
+    """One tabled process: start, READY, /proc figures, stop."""
+
+    def __init__(self, config: Path, *, log: Path | None = None) -> None:
+        self.config = config
+        self.log = log
+        d = Path(tempfile.mkdtemp(prefix="tn-", dir="/tmp"))
+        self._notify_dir = d
+        self.notify_path = d / "notify"
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(str(self.notify_path))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.ready_seconds: float | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, timeout: float = 60.0) -> float:
+        """Start and wait for READY=1; returns seconds from spawn to READY."""
+        env = dict(
+            os.environ,
+            NOTIFY_SOCKET=str(self.notify_path),
+            PYTHONUNBUFFERED="1",
+        )
+        env.pop("WATCHDOG_USEC", None)
+        out = self.log.open("wb") if self.log is not None else subprocess.DEVNULL
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            [str(TABLED), "--config", str(self.config)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        if self.log is not None:
+            out.close()  # type: ignore[union-attr]
+        deadline = t0 + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                raise RuntimeError(f"tabled gave no READY=1 in {timeout} s{self._tail()}")
+            self.notify.settimeout(min(left, 0.5))
+            try:
+                msg = self.notify.recv(4096).decode()
+            except TimeoutError:
+                continue
+            if "READY=1" in msg.split("\n"):
+                self.ready_seconds = time.monotonic() - t0
+                return self.ready_seconds
+
+    def _tail(self) -> str:
+        if self.log is None or not self.log.exists():
+            return ""
+        return "; log:\n" + self.log.read_text(errors="replace")[-3000:]
+
+    # -- the process's own accounting ---------------------------------------------------
+
+    def cpu_seconds(self) -> float:
+        """utime + stime of the whole process (all threads), from /proc/<pid>/stat."""
+        return cpu_seconds(self.pid)
+
+    def thread_cpu(self) -> dict[str, float]:
+        """CPU seconds (user + system) per thread of the process, by role.
+
+        Python threads all carry the process's name, so the main thread is told
+        by its id (the pid) and the other Python thread of the daemon is the
+        journal writer; libzmq names its own threads (ZMQbg/…).
+        """
+        out: dict[str, float] = {}
+        for t in Path(f"/proc/{self.pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                comm = (t / "comm").read_text().strip()
+                f = (t / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(t.name) == self.pid:
+                    name = "main (asyncio loop)"
+                elif comm.startswith("ZMQbg"):
+                    name = "zmq I/O"
+                else:
+                    name = "other python threads (journal writer)"
+                for kind, v in (("user", f[11]), ("sys", f[12])):
+                    key = f"{name} {kind}"
+                    out[key] = out.get(key, 0.0) + int(v) / CLK_TCK
+        return out
+
+    def memory(self) -> dict[str, int]:
+        """VmRSS and VmHWM (peak RSS) in KiB."""
+        return memory(self.pid)
+
+    def stop(self, timeout: float = 30.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+            raise RuntimeError(f"tabled did not stop in {timeout} s after SIGTERM") from None
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.notify.close()
+        shutil.rmtree(self._notify_dir, ignore_errors=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def memory(pid: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        k, _, v = line.partition(":")
+        if k in ("VmRSS", "VmHWM"):
+            out[k] = int(v.split()[0])
+    return out
+
+
+def control_endpoint(ep: dict[str, str]) -> str:
+    return ep["control"]
+
+
+def cleanup(path: Path, ep: dict[str, Any] | None = None) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    if ep is not None:
+        shutil.rmtree(ep["runtime"], ignore_errors=True)

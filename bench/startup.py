@@ -1,0 +1,176 @@
+"""Start-up and replay: READY=1 with an empty and with a 1,000,000-event journal.
+
+Start-up is the time from spawning ``tabled`` (as systemd runs it) to its
+``READY=1`` on the notify socket: interpreter, imports, config, journal
+recovery (newest snapshot, then verify and apply the events after it), the
+sockets bound. Each case is started three times (the page cache is warm,
+as on a restart; a cold boot also reads the interpreter from disk). The
+import share is the time of ``tabled --version``, which imports the same
+modules and exits.
+
+Replay: with the daemon up on the big journal, one DEALER asks the replay
+socket for events 1..1,000,000 and counts the frames until the end marker,
+as a subscriber that joined late (or a backend rebuilding its store) does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zmq
+
+from bench import proc
+from bench.journal1m import TABLE, build
+from bench.session import shoe_session
+
+
+def _recovered(log: Path) -> dict[str, Any]:
+    for line in log.read_text(errors="replace").splitlines():
+        if '"journal recovered"' in line:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            return {k: d.get(k) for k in ("seconds", "replayed", "from_snapshot", "last_seq")}
+    return {}
+
+
+def _starts(cfg: Path, where: Path, n: int, pty: proc.Pty) -> tuple[list[float], list[dict[str, Any]], proc.DaemonProcess]:
+    times: list[float] = []
+    rec: list[dict[str, Any]] = []
+    d: proc.DaemonProcess | None = None
+    for i in range(n):
+        d = proc.DaemonProcess(cfg, log=where / f"daemon-{i}.log")
+        times.append(d.start())
+        rec.append(_recovered(where / f"daemon-{i}.log"))
+        if i < n - 1:
+            if d.stop() != 0:
+                raise RuntimeError("tabled exited with an error" + d._tail())
+            d.close()
+        pty.drain()
+    assert d is not None
+    return times, rec, d
+
+
+def _summary(times: list[float]) -> dict[str, Any]:
+    return {
+        "runs_s": [round(t, 3) for t in times],
+        "median_s": round(statistics.median(times), 3),
+        "max_s": round(max(times), 3),
+    }
+
+
+def _import_time(n: int = 3) -> float:
+    best = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        subprocess.run([str(proc.TABLED), "--version"], capture_output=True, check=True, cwd=proc.ROOT)
+        best.append(time.monotonic() - t0)
+    return statistics.median(best)
+
+
+def replay(endpoint: str, start: int, stop: int, timeout: float = 120.0) -> dict[str, Any]:
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVHWM, 0)
+    s.connect(endpoint)
+    try:
+        t0 = time.monotonic()
+        s.send(msgspec.json.encode({"from": start, "to": stop}))
+        n = 0
+        first = None
+        end: dict[str, Any] = {}
+        deadline = t0 + timeout
+        while True:
+            if not s.poll(max(1, int((deadline - time.monotonic()) * 1000))):
+                raise RuntimeError(f"replay: no frame for too long ({n} received)")
+            frame = s.recv()
+            if first is None:
+                first = time.monotonic() - t0
+            if frame.startswith(b'{"end":'):
+                end = msgspec.json.decode(frame)
+                break
+            if frame.startswith(b'{"error":'):
+                raise RuntimeError(f"replay refused: {frame[:200]!r}")
+            n += 1
+        seconds = time.monotonic() - t0
+    finally:
+        s.close()
+        ctx.term()
+    if n != stop - start + 1 or end.get("to") != stop:
+        raise RuntimeError(f"replay sent {n} events, end marker {end}")
+    return {
+        "events": n,
+        "seconds": round(seconds, 2),
+        "events_per_s": round(n / seconds),
+        "first_event_s": round(first or 0.0, 4),
+    }
+
+
+def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
+    big = 100_000 if quick else 1_000_000
+    starts = 2 if quick else 3
+    sess = shoe_session(cards=1)
+    out: dict[str, Any] = {"journal_events": big, "starts_per_case": starts}
+    out["imports_s"] = round(_import_time(), 3)
+
+    # an empty journal: a fresh state directory for every start
+    times: list[float] = []
+    for _ in range(starts):
+        where = proc.workdir("st0-")
+        pty = proc.Pty()
+        cfg, ep = proc.write_config(where, sess, port=pty.path, table=TABLE)
+        d = proc.DaemonProcess(cfg, log=where / "daemon.log")
+        try:
+            times.append(d.start())
+            d.stop()
+        finally:
+            d.close()
+            pty.close()
+            proc.cleanup(where, ep)
+    out["empty"] = _summary(times)
+    log(f"  start-up, empty journal: {out['empty']['median_s']} s")
+
+    cached = build(big, log=log)
+    where = proc.workdir("st1-")
+    pty = proc.Pty()
+    journal = where / "journal.sqlite"
+    shutil.copyfile(cached, journal)
+    cfg, ep = proc.write_config(where, sess, port=pty.path, journal=journal, table=TABLE)
+    d: proc.DaemonProcess | None = None
+    try:
+        times, rec, d = _starts(cfg, where, starts, pty)
+        out["big"] = _summary(times) | {"recovery": rec[-1], "journal_mib": journal.stat().st_size >> 20}
+        log(f"  start-up, {big:,}-event journal: {out['big']['median_s']} s")
+        log(f"  replay of {big:,} events to one subscriber …")
+        cpu0 = d.cpu_seconds()
+        r = replay(ep["replay"], 1, big)
+        r["tabled_cpu_s"] = round(d.cpu_seconds() - cpu0, 2)
+        r["tabled_cpu_us_per_event"] = round(r["tabled_cpu_s"] / big * 1e6, 1)
+        r["tabled_peak_rss_kib"] = d.memory().get("VmHWM")
+        out["replay"] = r
+        log(f"  replay: {r['events_per_s']:,} events/s")
+        if d.stop() != 0:
+            raise RuntimeError("tabled exited with an error" + d._tail())
+    finally:
+        if d is not None:
+            d.close()
+        pty.close()
+        proc.cleanup(where, ep)
+    return out
+
+
+if __name__ == "__main__":
+    import pprint
+
+    pprint.pprint(run(quick="--quick" in sys.argv), width=110)

@@ -1,0 +1,292 @@
+"""Throughput, in-process: no pty, no daemon process, the daemon's own code.
+
+* **protocol + table**: frame bytes → the device's protocol → the table's
+  ``decide`` and ``apply``, as ``DeviceRunner.on_data`` and
+  ``Pipeline._process`` run them; no I/O. One line per ``feed`` (how frames
+  arrive at a dealer's or a wheel's pace). Commands between hands are
+  decided too but not timed.
+* **journal + publish**: the session's decisions appended with
+  ``Journal.append`` (a file on the same disk, WAL, ``synchronous=FULL``),
+  one transaction per reading as the pipeline commits a lone reading,
+  snapshots every 1000 events as ``Pipeline._commit`` takes them, each
+  commit's events published with ``Bus.publish`` to a subscriber in another
+  process that counts them.
+* **pipeline**: the same readings through ``Pipeline`` itself (decide,
+  the journal thread, publish, and ``log_events`` writing its JSON lines to
+  /dev/null as tabled writes them to journald): once awaiting each commit
+  (one transaction per reading), once with every reading queued at once
+  (group commit, up to 512 inputs per transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import zmq
+import zmq.asyncio
+
+from bench import proc
+from bench.session import Session, shoe_session, wheel_available, wheel_session
+from daemon.bus import Bus
+from daemon.events import utc_text
+from daemon.journal import Batch, Journal
+from daemon.table import Command, DeviceReading, Table, game_class
+from drivers.base import driver_class
+from drivers.readings import Malformed, Unknown
+
+
+def _table(sess: Session) -> Table:
+    cls = game_class(sess.game)
+    assert cls is not None
+    return Table(cls(msgspec.convert(sess.rules, cls.Rules)), [sess.device])
+
+
+def _protocol(sess: Session) -> Any:
+    drv = driver_class(sess.driver)
+    return drv(msgspec.convert(sess.options, drv.Options)).protocol()
+
+
+# -- protocol + table ----------------------------------------------------------------------------
+
+
+def protocol_table(sess: Session, repeat: int = 3) -> dict[str, Any]:
+    """Frames per second through protocol + table; the best of ``repeat`` passes."""
+    lines = [(s.kind, s.name, [f.line for f in s.frames]) for s in sess.steps]
+    frames = sum(len(x[2]) for x in lines)
+    best_all = best_proto = float("inf")
+    dev = sess.device
+    for _ in range(repeat):
+        table, proto = _table(sess), _protocol(sess)
+        state = table.initial()
+        decide, apply = table.decide, table.apply
+        mono = 0.0
+        spent = 0
+        gc.collect()
+        for kind, name, burst in lines:
+            if kind == "cmd":
+                d = decide(state, Command(name, {}, "bench", "dealer", source="control", mono=mono))
+                for x in d.drafts:
+                    state = apply(state, x.type, x.data)
+                continue
+            t0 = time.perf_counter_ns()
+            for line in burst:
+                mono += 0.001
+                for r in proto.feed(line, mono):
+                    if isinstance(r, Malformed | Unknown):
+                        raise RuntimeError(f"bad frame {line!r}: {r}")
+                    d = decide(state, DeviceReading(dev, r, mono))
+                    for x in d.drafts:
+                        state = apply(state, x.type, x.data)
+            spent += time.perf_counter_ns() - t0
+        best_all = min(best_all, spent / 1e9)
+        proto = _protocol(sess)
+        t0 = time.perf_counter_ns()
+        mono = 0.0
+        for kind, _, burst in lines:
+            for line in burst:
+                mono += 0.001
+                proto.feed(line, mono)
+        best_proto = min(best_proto, (time.perf_counter_ns() - t0) / 1e9)
+    return {
+        "frames": frames,
+        "frames_per_s": round(frames / best_all),
+        "us_per_frame": round(best_all / frames * 1e6, 2),
+        "protocol_only_us_per_frame": round(best_proto / frames * 1e6, 2),
+        "table_us_per_frame": round((best_all - best_proto) / frames * 1e6, 2),
+    }
+
+
+# -- journal + publish ---------------------------------------------------------------------------
+
+
+class _Sink:
+    """bench.sink in its own process, subscribed before anything is measured."""
+
+    def __init__(self, bus: Bus, expected: int) -> None:
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "bench.sink", bus.publish_endpoint, str(expected)],
+            cwd=proc.ROOT,
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        assert self.p.stdout is not None
+        self.p.stdout.readline()  # ready
+        os.set_blocking(self.p.stdout.fileno(), False)
+        deadline = time.monotonic() + 10
+        buf = b""
+        while b"synced" not in buf:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the subscriber never saw a heartbeat")
+            bus.heartbeat({"last_seq": 0}, utc_text(time.time()), time.monotonic())
+            time.sleep(0.02)
+            buf += self.p.stdout.read() or b""
+        os.set_blocking(self.p.stdout.fileno(), True)
+
+    def result(self) -> dict[str, Any]:
+        assert self.p.stdout is not None
+        out = self.p.stdout.read()
+        self.p.wait(30)
+        return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+async def _bus(where: Any, table: str) -> tuple[zmq.asyncio.Context, Bus, Journal]:
+    j = Journal(where / "journal.sqlite", table)
+    ctx = zmq.asyncio.Context()
+    bus = Bus(
+        ctx,
+        table=table,
+        publish=f"tcp://127.0.0.1:{proc.free_port()}",
+        replay=f"tcp://127.0.0.1:{proc.free_port()}",
+        journal_path=str(where / "journal.sqlite"),
+        journal_id=j.journal_id,
+    )
+    await bus.start()
+    return ctx, bus, j
+
+
+async def _journal_publish(sess: Session, snapshot_every: int = 1000) -> dict[str, Any]:
+    where = proc.workdir("tp-")
+    table = _table(sess)
+    # the states the snapshots are taken of, decided beforehand (not timed)
+    state = table.initial()
+    plan: list[tuple[Any, list[Any], Any]] = []
+    for inp, drafts in sess.decisions:
+        for x in drafts:
+            state = table.apply(state, x.type, x.data)
+        if drafts:
+            plan.append((inp, drafts, state))
+    n_events = sum(len(d) for _, d, _ in plan)
+    ctx, bus, j = await _bus(where, "tp")
+    try:
+        sink = _Sink(bus, n_events)
+        gc.collect()
+        c0, t0 = time.process_time(), time.perf_counter()
+        for inp, drafts, st in plan:
+            n = len(drafts)
+            snap = None
+            if (j.last_seq + n) // snapshot_every > j.last_seq // snapshot_every:
+                snap = (table.state_version, table.encode_state(st))
+            evs = j.append([Batch(drafts, utc_text(time.time()), getattr(inp, "mono", None))], snap)
+            if snap is not None:
+                j.prune_snapshots()
+            bus.publish(evs)
+        t1, c1 = time.perf_counter(), time.process_time()
+        got = sink.result()
+        t_sub = (got["last_ns"] / 1e9 - (time.monotonic() - (time.perf_counter() - t0))) if got["last_ns"] else None
+        return {
+            "readings": len(plan),
+            "events": n_events,
+            "transactions": len(plan),
+            "seconds": round(t1 - t0, 3),
+            "events_per_s": round(n_events / (t1 - t0)),
+            "readings_per_s": round(len(plan) / (t1 - t0)),
+            "cpu_us_per_event": round((c1 - c0) / n_events * 1e6, 1),
+            "subscriber_received": got["received"],
+            "subscriber_done_s": round(t_sub, 3) if t_sub is not None else None,
+        }
+    finally:
+        await bus.close()
+        ctx.term()
+        j.close()
+        shutil.rmtree(where, ignore_errors=True)
+
+
+async def _pipeline(sess: Session, *, one_at_a_time: bool) -> dict[str, Any]:
+    from daemon.app import log_events
+    from daemon.pipeline import Pipeline
+
+    where = proc.workdir("tp-")
+    inputs = [inp for inp, drafts in sess.decisions]
+    n_events = sum(len(d) for _, d in sess.decisions)
+    ctx, bus, j = await _bus(where, "tp")
+    p = Pipeline(_table(sess), j, snapshot_every=1000)
+    p.listeners.append(bus.publish)
+    p.listeners.append(log_events)
+    task = asyncio.create_task(p.run())
+    try:
+        sink = _Sink(bus, n_events)
+        gc.collect()
+        c0, t0 = time.process_time(), time.perf_counter()
+        if one_at_a_time:
+            for inp in inputs:
+                fut = p.submit(inp, reply=True)
+                assert fut is not None
+                await fut
+        else:
+            futs = [p.submit(inp, reply=True) for inp in inputs]
+            await asyncio.gather(*futs)  # type: ignore[arg-type]
+        t1, c1 = time.perf_counter(), time.process_time()
+        got = sink.result()
+        if p.stats.events != n_events:
+            raise RuntimeError(f"pipeline committed {p.stats.events} events, expected {n_events}")
+        return {
+            "readings": len(inputs),
+            "events": n_events,
+            "transactions": p.stats.commits,
+            "seconds": round(t1 - t0, 3),
+            "events_per_s": round(n_events / (t1 - t0)),
+            "readings_per_s": round(len(inputs) / (t1 - t0)),
+            "cpu_us_per_event": round((c1 - c0) / n_events * 1e6, 1),
+            "subscriber_received": got["received"],
+        }
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        p.close()
+        await bus.close()
+        ctx.term()
+        j.close()
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def _quiet_logs() -> Callable[[], None]:
+    """tabled's logging set up as in production (JSON lines), written to /dev/null."""
+    from daemon import logs
+
+    devnull = open(os.devnull, "w")  # noqa: SIM115
+    real = sys.stdout
+    sys.stdout = devnull
+    try:
+        logs.setup("info", "json", table="tp")
+    finally:
+        sys.stdout = real
+    return devnull.close
+
+
+def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
+    cards = 2_000 if quick else 10_000
+    out: dict[str, Any] = {}
+    shoe = shoe_session(cards=cards)
+    sessions = [("shoe", shoe)]
+    if wheel_available():
+        sessions.append(("wheel", wheel_session(events=cards)))
+    for name, sess in sessions:
+        log(f"  protocol + table: {name}, {len(sess.frames)} frames")
+        out[f"protocol_table_{name}"] = protocol_table(sess)
+    close = _quiet_logs()
+    try:
+        log(f"  journal + publish: {shoe.events} events, one transaction per reading")
+        out["journal_publish"] = asyncio.run(_journal_publish(shoe))
+        log("  pipeline: one transaction per reading")
+        out["pipeline_one_tx_per_reading"] = asyncio.run(_pipeline(shoe, one_at_a_time=True))
+        log("  pipeline: readings queued at once (group commit)")
+        out["pipeline_group_commit"] = asyncio.run(_pipeline(shoe, one_at_a_time=False))
+    finally:
+        close()
+    return out
+
+
+if __name__ == "__main__":
+    import pprint
+
+    pprint.pprint(run(quick="--quick" in sys.argv), width=110)

@@ -1,0 +1,1 @@
+"""tablectl's larger commands, one module each (``register`` adds its sub-parser)."""

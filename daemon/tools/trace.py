@@ -1,0 +1,130 @@
+"""``tablectl trace DEVICE``: a device's raw frames, live from the running daemon.
+
+Both directions, with time, hex and text; ``--save FILE`` writes them in the
+capture format — with the operator commands and link changes in between and
+the table's state at the start — so a technician's trace replays with
+``tablectl replay`` to the same events: a field problem becomes a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from typing import Any, TextIO
+
+import zmq
+
+from daemon.capture import escape
+
+
+def register(sub: Any, call: Any) -> None:
+    p = sub.add_parser("trace", help="a device's raw frames, live (--save writes a capture)")
+    p.add_argument("device")
+    p.add_argument("--save", metavar="FILE", help="also write the trace as a capture file")
+    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    p.add_argument("--frames", type=int, default=None, help="stop after this many frames")
+    p.set_defaults(func=lambda a: run(a, call))
+
+
+def _header(info: dict[str, Any]) -> list[str]:
+    lines = [
+        "# what: tablectl trace",
+        f"# driver: {info['driver']}",
+        f"# name: {info['name']}",
+        f"# table: {info['table']}",
+        f"# game: {info['game']}",
+    ]
+    for k, v in sorted(info["rules"].items()):
+        lines.append(f"# game.{k}: {json.dumps(v)}")
+    for k, v in sorted(info["options"].items()):
+        lines.append(f"# options.{k}: {json.dumps(v)}")
+    lines.append(f"# state-version: {info['state_version']}")
+    lines.append(f"# state: {info['state']}")
+    return lines
+
+
+def _cmd_line(rec: dict[str, Any]) -> str:
+    args = " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in sorted(rec["args"].items()))
+    who = f"actor={rec['actor']} role={rec['role']} source={rec['source']}"
+    return f"{rec['time']} cmd {rec['name']} {args} {who}".replace("  ", " ")
+
+
+def run(a: argparse.Namespace, call: Any) -> int:
+    from daemon.cli import _settings
+
+    s = _settings(a)
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, f"~trace.{s.table}".encode())
+    sub.setsockopt(zmq.SUBSCRIBE, f"{s.table}.heartbeat".encode())
+    sub.connect(s.config.bus.publish)
+    # Subscribe first and wait for a heartbeat: only then is the subscription live,
+    # and the trace may start without losing its first frames (the slow joiner).
+    if not sub.poll(int(max(3.0, 3 * s.config.bus.heartbeat_interval) * 1000)):
+        print(f"no heartbeat from {s.config.bus.publish}: is tabled running?", file=sys.stderr)
+        sub.close()
+        ctx.term()
+        return 3
+    rc, info = call(a, "trace", device=a.device, seconds=15)
+    if rc:
+        sub.close()
+        ctx.term()
+        return int(rc)
+    out: TextIO | None = open(a.save, "w", encoding="utf-8") if a.save else None
+    if out is not None:
+        out.write("\n".join(_header(info)) + "\n")
+    stop = {"now": False}
+    signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
+    t_end = None if a.seconds is None else time.monotonic() + a.seconds
+    renew_at = time.monotonic() + 5
+    frames = 0
+    try:
+        while not stop["now"]:
+            now = time.monotonic()
+            if t_end is not None and now >= t_end:
+                break
+            if now >= renew_at:
+                call(a, "trace", device=a.device, seconds=15, renew=True)
+                renew_at = now + 5
+            wait = min(renew_at, t_end if t_end is not None else renew_at) - now
+            if not sub.poll(max(1, int(wait * 1000))):
+                continue
+            topic, body = sub.recv_multipart()
+            if topic.endswith(b".heartbeat"):
+                continue
+            rec = json.loads(body)
+            kind = rec["kind"]
+            if kind in ("rx", "tx"):
+                if rec["device"] != a.device:
+                    continue
+                data = bytes.fromhex(rec["hex"])
+                frames += 1
+                if a.json:
+                    print(json.dumps(rec), flush=True)
+                else:
+                    print(f"{rec['time']} {kind} {data.hex(' '):<48} {escape(data)}", flush=True)
+                if out is not None:
+                    out.write(f"{rec['time']} {kind} {escape(data)}\n")
+                if a.frames is not None and frames >= a.frames:
+                    break
+            elif kind == "cmd":
+                line = _cmd_line(rec)
+                print(f"# {line}" if not a.json else json.dumps(rec), flush=True)
+                if out is not None:
+                    out.write(line + "\n")
+            elif kind == "link" and rec["device"] == a.device:
+                line = f"{rec['time']} link {'up' if rec['up'] else 'down'} {rec['reason']}"
+                print(f"# {line}" if not a.json else json.dumps(rec), flush=True)
+                if out is not None:
+                    out.write(line + "\n")
+    finally:
+        if out is not None:
+            out.close()
+            print(f"# saved {frames} frames to {a.save}", file=sys.stderr)
+        sub.close()
+        ctx.term()
+    return 0

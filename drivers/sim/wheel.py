@@ -1,0 +1,486 @@
+"""A simulated Cammegh SlingShot 2 roulette wheel speaking its serial protocol on a pty.
+
+It runs the wheel's own state machine ``6 → 1 → (2 → 3 → 4 → 5) …`` on its own
+clock: every ``period`` simulated seconds (the vendor's 500 ms, mode bit 128) it
+advances and sends a status frame ``*X;state;spin;win;flags;speed;dir``, sends
+the bare number line just before state 5, and answers the commands a
+controller or technician sends (``*X *V *S *R *u *F *T *O *o *q *P *d *s *K
+*A``; log pages carry their checksum). Outcomes come from a seeded generator,
+so a run is reproducible.
+
+Every exception of the vendor's table and every sanity check of the spin
+procedure can be injected (:meth:`inject`, or ``faults`` / ``fault_every``), so
+tests and demos show each one end to end through a real pty. The simulated
+clock only advances while the daemon has the port open (:attr:`PtyLink.opened`,
+the pty echo caveat), and the real wait per step is ``pace`` (tests shorten it;
+a demo keeps ``pace == period``).
+
+The wheel follows the wire only: it never reads the table's events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final
+
+import structlog
+
+from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
+
+log = structlog.get_logger("sim.wheel")
+
+FAULTS: Final = (
+    "ball-direction",  # flag 2 in state 3 until *R or a re-spin (vendor: miss-spin)
+    "launch-failure",  # flag 8 held in state 3, then a re-spin (vendor: failed launch)
+    "ball-missing",  # flag 1 held in state 4, then a re-spin (vendor: ball not detected)
+    "no-number",  # state 5 without a number and without the bare line
+    "component-fault",  # flag 4 during the spin, then the wheel stops (state 6)
+    "fault-code",  # *F 5 (motor) during the spin (mode bit 256), then the wheel stops
+    "drop-to-idle",  # a silent drop from state 4 to state 6
+    "counter-jump",  # the spin counter jumps by 5 at the next game
+    "impossible-state",  # state 2 straight to state 5
+    "repeat-number",  # the last number's bare line again while betting is open
+)
+#: faults that play out during one spin, in the order they are taken when several wait.
+SPIN_FAULTS: Final = (
+    "ball-direction",
+    "launch-failure",
+    "component-fault",
+    "fault-code",
+    "ball-missing",
+    "no-number",
+    "drop-to-idle",
+)
+#: faults that do not latch a device fault: what ``fault_every`` picks by default.
+RECOVERABLE: Final = (
+    "ball-direction",
+    "launch-failure",
+    "ball-missing",
+    "no-number",
+    "counter-jump",
+    "repeat-number",
+)
+#: simulated seconds per state: shortened for demos (a real SS2 spends ~25 s in state 4).
+DURATIONS: Final = {6: 1.0, 1: 1.5, 2: 4.0, 3: 3.0, 4: 4.0, 5: 3.0}
+#: answers to ``*T <X>``, as the settings capture shows them [cap].
+TUNING: Final = {
+    "c": "8465",
+    "d": "15",
+    "g": "0",
+    "h": "161",
+    "i": "10",
+    "j": "6705 3386 26 1",
+    "k": "1900",
+    "m": "20000.0",
+    "n": "2920",
+    "p": "50",
+    "q": "800",
+    "r": "23000 23000",
+    "s": "16.0 18.0",
+    "t": "1475",
+    "z": "37",
+}
+#: the vendor's default mode for arcade use: reverse rotor, speed change, status every
+#: 500 ms, games-per-hour wait (1157) [dev].
+DEFAULT_MODE: Final = 1157
+FIRMWARE: Final = "V2.50"
+
+
+class WheelSimulator:
+    def __init__(
+        self,
+        *,
+        seed: int = 1,
+        period: float = 0.5,
+        pace: float | None = None,
+        durations: dict[int, float] | None = None,
+        double_zero: bool = False,
+        mode: int = DEFAULT_MODE,
+        faults: Sequence[str] = (),
+        fault_every: int = 0,
+        fault_kinds: Sequence[str] = RECOVERABLE,
+        fault_hold: float = 8.0,
+        recover_after: float = 5.0,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        for k in (*faults, *fault_kinds):
+            self._check(k)
+        self.rng = random.Random(seed)
+        self.period = period
+        self.pace = period if pace is None else pace
+        self.durations = {**DURATIONS, **(durations or {})}
+        self.double_zero = double_zero
+        self.mode = mode
+        self.pending: list[str] = list(faults)
+        self.fault_every = fault_every
+        self.fault_kinds = tuple(fault_kinds)
+        self.fault_hold = fault_hold
+        self.recover_after = recover_after
+        self.sleep = sleep
+        self.wall = wall
+        self.link: Any = None
+        # the wheel
+        self.now = 0.0  # simulated seconds
+        self.state = 6
+        self.entered = 0.0
+        self.spin = 1
+        self.last: int | None = None
+        self.flags = 0
+        self.blank = False  # state 5 frames carry no number (fault "no-number")
+        self.clockwise = True
+        self.rpm = 0.0
+        self.status_on = bool(mode & 128)
+        self.powered = True
+        self.fault: str | None = None  # the fault playing out in this spin
+        self.recover_at = 0.0  # simulated time a stopped wheel is restarted
+        self.repeat_due = False
+        self._stepped = False
+        self.codes: list[int] = []  # what the next self-test reports
+        self.history: list[int] = []  # every winning number, oldest first (the wheel's log)
+        self.games = 0
+        self.sent: list[bytes] = []  # every line written, for tests
+        self._buf = bytearray()
+        self._tuning = dict(TUNING)
+
+    @staticmethod
+    def _check(kind: str) -> None:
+        if kind not in FAULTS:
+            raise ValueError(f"unknown wheel fault {kind!r} (known: {', '.join(FAULTS)})")
+
+    @classmethod
+    def from_options(cls, ss2: Any, sim: dict[str, Any]) -> WheelSimulator:
+        """From the driver's options and the config's ``[devices.sim]`` table."""
+        known = {
+            "seed",
+            "period",
+            "pace",
+            "durations",
+            "mode",
+            "faults",
+            "fault_every",
+            "fault_kinds",
+            "fault_hold",
+            "recover_after",
+        }
+        unknown = set(sim) - known
+        if unknown:
+            raise ValueError(
+                f"unknown simulator options: {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(sorted(known))})"
+            )
+        durations = {int(k): float(v) for k, v in dict(sim.get("durations", {})).items()}
+        bad = set(durations) - set(DURATIONS)
+        if bad:
+            raise ValueError(f"durations: no state {sorted(bad)} (states: 1-6)")
+        pace = sim.get("pace")
+        return cls(
+            seed=int(sim.get("seed", 1)),
+            period=float(sim.get("period", 0.5)),
+            pace=None if pace is None else float(pace),
+            durations=durations,
+            double_zero=bool(getattr(ss2, "double_zero", False)),
+            mode=int(sim.get("mode", getattr(ss2, "operating_mode", None) or DEFAULT_MODE)),
+            faults=list(sim.get("faults", [])),
+            fault_every=int(sim.get("fault_every", 0)),
+            fault_kinds=list(sim.get("fault_kinds", RECOVERABLE)),
+            fault_hold=float(sim.get("fault_hold", 8.0)),
+            recover_after=float(sim.get("recover_after", 5.0)),
+        )
+
+    def inject(self, kind: str) -> None:
+        """Play ``kind`` (one of :data:`FAULTS`) at the next spin it can happen in."""
+        self._check(kind)
+        self.pending.append(kind)
+
+    # -- the pty -----------------------------------------------------------------------
+
+    def attach(self, link: Any) -> None:
+        self.link = link
+
+    def on_events(self, events: Sequence[Any]) -> None:
+        """The wheel hears only the wire (``*R`` acknowledges a void), never the table."""
+
+    async def run(self) -> None:
+        """Answer commands and step the wheel every ``pace`` while the port is open."""
+        reader = asyncio.create_task(self._commands(), name="sim.wheel.commands")
+        try:
+            while True:
+                await self.link.opened.wait()
+                self.step()
+                await self.sleep(self.pace)
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+    async def _commands(self) -> None:
+        while True:
+            await self.link.opened.wait()
+            try:
+                data = await self.link.read()
+            except EOFError:
+                self._buf.clear()
+                await asyncio.sleep(self.pace)  # unplugged: wait for the replug
+                continue
+            self.receive(data)
+
+    def _write(self, text: str) -> None:
+        raw = text.encode("ascii") + b"\r\n"
+        self.sent.append(raw)
+        if self.link is not None and self.link.opened.is_set():
+            self.link.write(raw)
+
+    # -- the wheel's clock ---------------------------------------------------------------
+
+    def step(self) -> None:
+        """One period of simulated time: advance the state machine, then the status frame.
+
+        The first step only reports: the wheel shows where it is (idle) before moving.
+        """
+        if self._stepped:
+            self.now = round(self.now + self.period, 6)
+            self._advance()
+        self._stepped = True
+        self._rotor()
+        if self.status_on:
+            self._write(self.status_frame())
+
+    def status_frame(self) -> str:
+        win = "  " if self.last is None or self.blank else self._two(self.last)
+        speed = min(999, round(self.rpm * 10))
+        direction = "0" if self.clockwise else "1"
+        return f"*X;{self.state};{self.spin:03d};{win};{self.flags:X};{speed:03d};{direction}"
+
+    def _two(self, n: int) -> str:
+        return "00" if n == DOUBLE_ZERO else f"{n:>2}"
+
+    def _go(self, state: int, *, commanded: bool = False) -> None:
+        """Enter ``state``; a command's change shows from the next frame, so it counts from there."""
+        self.state, self.entered = state, self.now + (self.period if commanded else 0.0)
+
+    def _take(self, kind: str) -> bool:
+        if kind in self.pending:
+            self.pending.remove(kind)
+            return True
+        return False
+
+    def _advance(self) -> None:
+        s, lasted = self.state, self.now - self.entered
+        held = lasted >= self.fault_hold
+        if s == 6:
+            if self.powered and lasted >= self.durations[6] and self.now >= self.recover_at:
+                self.fault, self.flags = None, 0
+                self._go(1)
+        elif s == 1:
+            if lasted >= self.durations[1]:
+                self._new_game(count=False)
+        elif s == 2:
+            if self.repeat_due:
+                self.repeat_due = False
+                self._write(self._two(self.last if self.last is not None else 0))
+            if lasted >= self.durations[2]:
+                self._launch()
+        elif s == 3:
+            self._in_rim(lasted, held)
+        elif s == 4:
+            self._no_more_bets(lasted, held)
+        elif s == 5 and lasted >= self.durations[5]:
+            self._new_game(count=True)
+
+    def _stop(self) -> None:
+        """The wheel stops on a component fault; a technician restarts it after a while."""
+        self.flags = 0
+        self.recover_at = self.now + self.recover_after
+        self._go(6)
+
+    def _new_game(self, *, count: bool) -> None:
+        """State 2: a new game (the counter counts it; 256 wraps to 1) [dev]."""
+        if count:
+            step = 5 if self._take("counter-jump") else 1
+            self.spin = (self.spin - 1 + step) % 256 + 1
+            self.games += 1
+            if self.fault_every and self.games % self.fault_every == 0 and self.fault_kinds:
+                self.pending.append(self.rng.choice(self.fault_kinds))
+        self.blank, self.flags, self.fault = False, 0, None
+        if self.mode & 1:
+            self.clockwise = not self.clockwise  # mode bit 1: reverse the rotor each game
+        self._go(2)
+        # the stuck number sensor repeats itself once betting is open
+        self.repeat_due = self.last is not None and self._take("repeat-number")
+
+    def _respin(self) -> None:
+        """After a miss-spin or a failed launch the wheel re-spins the same game [dev]."""
+        self.flags, self.fault = 0, None
+        self._go(2)
+
+    def _launch(self) -> None:
+        if self._take("impossible-state"):
+            self._result()  # 2 → 5: the ball never seen in the rim
+            return
+        self.fault = next((k for k in SPIN_FAULTS if self._take(k)), None)
+        self._go(3)
+        if self.fault == "ball-direction":
+            self.flags = 2
+        elif self.fault == "launch-failure":
+            self.flags = 8
+        elif self.fault == "component-fault":
+            self.flags = 4
+
+    def _in_rim(self, lasted: float, held: bool) -> None:
+        if self.fault == "fault-code" and not self.codes:
+            self._write("*F 5")  # mode bit 256: the motor fault, during play [dev]
+            self.codes = [5]
+        if self.fault in ("ball-direction", "launch-failure") and held:
+            self._respin()  # no *R came: the wheel re-spins by itself
+        elif self.fault in ("component-fault", "fault-code") and held:
+            self.codes = self.codes or [11]
+            self._stop()
+        elif self.fault not in (
+            "ball-direction",
+            "launch-failure",
+            "component-fault",
+            "fault-code",
+        ):
+            if lasted >= self.durations[3]:
+                self._go(4)
+                if self.fault == "ball-missing":
+                    self.flags = 1
+
+    def _no_more_bets(self, lasted: float, held: bool) -> None:
+        if self.fault == "ball-missing":
+            if held:
+                self._respin()
+            return
+        if self.fault == "drop-to-idle" and lasted >= self.durations[4] / 2:
+            self._stop()  # silently, no *F [dev: a component fault may show only like this]
+            return
+        if lasted >= self.durations[4]:
+            self._result()
+
+    def _result(self) -> None:
+        pockets = 38 if self.double_zero else 37
+        n = self.rng.randrange(pockets)
+        if self.fault == "no-number":
+            self.blank = True
+        else:
+            self.last = n
+            self.history.append(n)
+            if not self.mode & 16:  # mode bit 16: no bare number line [dev]
+                self._write(self._two(n))
+        self._go(5)
+
+    def _rotor(self) -> None:
+        if self.state == 6:
+            self.rpm = 0.0
+        elif self.state == 1:
+            self.rpm = min(18.0, self.rpm + 4.0)
+        else:
+            self.rpm = 17.0 + self.rng.uniform(-1.5, 1.5)
+
+    # -- commands --------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> None:
+        """Bytes from the controller: answer each complete ``*`` command line."""
+        self._buf += data
+        while True:
+            ends = [i for i in (self._buf.find(b"\r"), self._buf.find(b"\n")) if i >= 0]
+            if not ends:
+                if len(self._buf) > 256:
+                    self._buf.clear()
+                return
+            end = min(ends)
+            line = bytes(self._buf[:end]).decode("ascii", "replace").strip()
+            del self._buf[: end + 1]
+            if line.startswith("*") and len(line) >= 2:
+                self._answer(line[1], line[2:].split())
+
+    def _answer(self, letter: str, args: list[str]) -> None:
+        s = self.state
+        if letter == "X":
+            self._write(self.status_frame())
+        elif letter == "V":
+            self._write(f"*V {FIRMWARE} tabled simulator - SlingShot 2 Roulette Wheel")
+        elif letter == "S":
+            self._write(f"*S {FIRMWARE}")
+        elif letter == "R":
+            self._write("*R OK")
+            self.flags, self.fault, self.blank = 0, None, False
+            self._go(1, commanded=True)  # back to state 1: the game restarts; acks a void [dev]
+        elif letter == "u":
+            self._write("*u OK")
+        elif letter == "F":
+            self._self_test()
+        elif letter == "T":
+            self._tuning_command(args)
+        elif letter == "O":
+            self._write(f"*O {s} 1 60 {self.mode}")
+        elif letter == "o" and args and args[0].isdigit():
+            self.mode = int(args[0]) & 0xFFFF
+            self.status_on = bool(self.mode & 128)
+            self._write(f"*o {self.mode}")
+        elif letter == "q" and args:
+            self.status_on = args[0] == "1"
+            self._write("*q OK")
+        elif letter == "P" and args:
+            self._power(args[0] == "1")
+        elif letter == "d":
+            self._clock(args)
+        elif letter == "s" and args[:1] == ["r"]:
+            self._log_page(args[1] if len(args) > 1 else "0")
+        elif letter == "K":
+            self._write("*K CAM" if s == 6 else "*K OK")
+        elif letter == "A":
+            self._write(f"*A {self.rng.randrange(37)}")
+
+    def _self_test(self) -> None:
+        """``*F``: idle only; one line per fault code, ``*F 0`` when none [dev]."""
+        if self.state != 6:
+            self._write("*F BUSY")
+            return
+        for code in self.codes:
+            self._write(f"*F {code}")
+        if not self.codes:
+            self._write("*F 0")
+        self.codes = []  # found and repaired
+
+    def _tuning_command(self, args: list[str]) -> None:
+        if not args:
+            return
+        name = args[0]
+        if name.isupper() and len(args) == 1:
+            self._write(f"*T {name.lower()} {self._tuning.get(name.lower(), '0')}")
+        elif name.islower() and len(args) > 1:
+            self._tuning[name] = " ".join(args[1:])
+            self._write("*T OK")
+
+    def _power(self, on: bool) -> None:
+        if on == self.powered:
+            self._write("*P NO")
+            return
+        self._write("*P OK")
+        self.powered = on
+        if not on:
+            self.flags = 0
+            self._go(6, commanded=True)
+
+    def _clock(self, args: list[str]) -> None:
+        if args[:1] == ["g"]:
+            t = time.gmtime(self.wall())
+            self._write("*d g " + time.strftime("%H:%M:%S - %d/%m/%y", t))
+        elif args[:1] == ["s"]:
+            self._write("*d OK")
+
+    def _log_page(self, page_text: str) -> None:
+        """``*s r <page>``: 256 bytes of the wheel's log, value + 0x21, ``~`` unused [dev]."""
+        if self.state != 6 or not page_text.isdigit():
+            self._write("*s BUSY")
+            return
+        page = int(page_text)
+        newest_first = self.history[::-1]
+        chunk = newest_first[page * LOG_PAGE_BYTES : (page + 1) * LOG_PAGE_BYTES]
+        data = "".join(chr(n + 0x21) for n in chunk).ljust(LOG_PAGE_BYTES, "~")
+        check = log_page_checksum(data.encode("ascii"))
+        self._write(f"*s r {page} {data}{check:02X}")

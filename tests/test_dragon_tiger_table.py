@@ -1,0 +1,279 @@
+"""The Dragon Tiger table: baccarat's shoe procedures, reused, with one card to each side.
+
+Pure decide/apply through the real :class:`~daemon.table.Table`, like
+``test_shoe_procedures.py``; a few cases per procedure prove the reuse, and
+the captures in ``tests/captures/dragon-tiger/`` are checked against an
+independent reading of seed 002.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from daemon.games.dragon_tiger import DragonTigerResult
+from daemon.games.dragon_tiger_table import DragonTigerTable
+from daemon.procedures.shoe import ShoeGame, ShoeRules
+from daemon.table import Command, DeviceReading, Table, game_class
+from drivers.readings import CardDrawn, CardUnreadable, CutCardOut
+
+Evs = list[tuple[str, dict[str, Any]]]
+
+
+class Harness:
+    def __init__(self, **rules: Any) -> None:
+        self.table = Table(DragonTigerTable(msgspec.convert(rules, ShoeRules)), ["shoe"])
+        self.state = self.table.initial()
+        self.events: Evs = []
+        self.refused: str | None = None
+
+    def run(self, inp: Any) -> Evs:
+        d = self.table.decide(self.state, inp)
+        self.refused = d.refused
+        out = []
+        for x in d.drafts:
+            self.state = self.table.apply(self.state, x.type, x.data)
+            out.append((x.type, x.data))
+        self.events += out
+        return out
+
+    def cmd(self, name: str, role: str = "supervisor", **args: Any) -> Evs:
+        return self.run(Command(name, args, "pit", role))
+
+    def card(self, code: str, **kw: Any) -> Evs:
+        return self.run(DeviceReading("shoe", CardDrawn(card=code, frame=code.encode(), **kw), 0.0))
+
+    def cards(self, *codes: str) -> Evs:
+        out: Evs = []
+        for c in codes:
+            out += self.card(c)
+        return out
+
+    def hand(self, *codes: str) -> Evs:
+        self.cmd("betting.open")
+        self.cmd("betting.close")
+        return self.cards(*codes)
+
+    @property
+    def g(self) -> Any:
+        return self.state.game
+
+
+def of(evs: Evs, t: str) -> list[dict[str, Any]]:
+    return [d for x, d in evs if x == t]
+
+
+def types(evs: Evs) -> list[str]:
+    return [t for t, _ in evs]
+
+
+def started(**rules: Any) -> Harness:
+    h = Harness(**({"start_burn": "none"} | rules))
+    h.cmd("shoe.new")
+    return h
+
+
+# -- the game is the shoe game ------------------------------------------------------------
+
+
+def test_registered_and_every_procedure_is_the_shoe_games():
+    assert game_class("dragon-tiger") is DragonTigerTable
+    assert issubclass(DragonTigerTable, ShoeGame)
+    own = {k for k in vars(DragonTigerTable) if not k.startswith("__")}
+    assert own == {"name", "Rules", "hand_rules"}  # nothing copied or overridden
+    assert DragonTigerTable.commands is ShoeGame.commands
+
+
+# -- hands and results ------------------------------------------------------------------------
+
+
+def test_one_card_each_dragon_first_and_the_result_carries_every_fact():
+    """seed 002, 龙虎: a card to Dragon, then one to Tiger; K high … A low."""
+    h = started()
+    evs = h.hand("KH", "7C")
+    assert [(d["box"], d["position"]) for d in of(evs, "card.dealt")] == [
+        ("dragon", 1),
+        ("tiger", 2),
+    ]
+    res = of(evs, "hand.result")[0]
+    fields = {f.name for f in dataclasses.fields(DragonTigerResult)}
+    assert set(res) == fields | {"shoe", "hand", "demo"}
+    assert res == {
+        "dragon": "KH",
+        "tiger": "7C",
+        "dragon_rank": 13,
+        "tiger_rank": 7,
+        "winner": "dragon",
+        "suited_tie": False,
+        "dragon_colour": "red",
+        "tiger_colour": "black",
+        "dragon_parity": "odd",
+        "tiger_parity": "odd",
+        "dragon_size": "big",
+        "tiger_size": None,  # a 7 is neither big nor small
+        "shoe": 1,
+        "hand": 1,
+        "demo": False,
+    }
+    assert json.loads(json.dumps(res)) == res
+    assert h.g.phase == "settling"
+
+
+@pytest.mark.parametrize(
+    ("dragon", "tiger", "winner", "suited"),
+    [
+        ("AS", "2H", "tiger", False),  # A is the lowest
+        ("JD", "TD", "dragon", False),  # J above T
+        ("7S", "7H", "tie", False),  # suits ignored: a tie
+        ("QC", "QC", "tie", True),  # the same card on both sides: a suited tie
+    ],
+)
+def test_winner_tie_and_suited_tie_through_the_table(dragon, tiger, winner, suited):
+    res = of(started().hand(dragon, tiger), "hand.result")[0]
+    assert (res["winner"], res["suited_tie"]) == (winner, suited)
+
+
+def test_shoe_order_decides_not_the_claimed_box():
+    """seed 002; seed 004 §5: a card claimed for another box still goes where shoe order says."""
+    h = started()
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    d = of(h.card("9S", box="player"), "card.dealt")[0]  # a boxed-encoding shoe's claim
+    assert d["box"] == "dragon" and d["claimed_box"] == "player" and "order_rule" in d
+    assert of(h.card("2C"), "hand.result")[0]["winner"] == "dragon"
+
+
+# -- shoe procedures, reused -----------------------------------------------------------------
+
+
+def test_first_card_burn_then_a_burn_between_hands():
+    """seed 000/001 art. 2.1, seed 002 "规则", seed 004; seed 002: one card between hands."""
+    h = Harness(start_burn="first-card", burn_between_hands=1)
+    h.cmd("shoe.new")
+    h.cards("3S", "2C", "2D")
+    assert h.g.phase == "burning"
+    evs = h.card("2H")
+    assert of(evs, "shoe.burn")[0]["count"] == 4 and h.g.phase == "settling"
+    h.hand("9S", "2C")  # hand 1: no burn between (the shoe's start)
+    dealt = of(h.hand("5D", "9S", "2C"), "card.dealt")
+    assert [d["box"] for d in dealt] == ["burn", "dragon", "tiger"]
+
+
+def test_demo_hands_are_never_results():
+    """seed 000/001 art. 2.2."""
+    h = started(demo_hands=1)
+    evs = h.cards("9S", "2C")
+    assert of(evs, "hand.demo")[0]["winner"] == "dragon" and not of(evs, "hand.result")
+    assert of(h.hand("2S", "9C"), "hand.result")[0]["hand"] == 1
+
+
+def test_cut_card_makes_the_hand_the_last():
+    """seed 000/001 art. 3.1."""
+    h = started()
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    h.card("9S")
+    assert of(h.run(DeviceReading("shoe", CutCardOut(), 0.0)), "shoe.cut_card")[0]["last_hand"] == 1
+    assert types(h.card("2C"))[-2:] == ["hand.result", "shoe.ended"]
+    h.cmd("betting.open")
+    assert h.refused and "has ended" in h.refused
+
+
+def test_extra_card_burns_and_a_second_is_the_next_dragon_card():
+    """seed 002: an extra card is the next hand's burn; a second is its first card (Dragon)."""
+    h = started()
+    res = of(h.hand("9S", "2C"), "hand.result")[0]
+    one = of(h.card("7H"), "card.dealt")[0]
+    assert (one["box"], one["extra_card"], one["hand"]) == ("burn", True, 2)
+    two = of(h.card("3C"), "card.dealt")[0]
+    assert (two["box"], two["carried"], two["hand"]) == ("dragon", True, 2)
+    evs = h.hand("KD")  # only the Tiger card is due
+    nxt = of(evs, "hand.result")[0]
+    assert (nxt["dragon"], nxt["tiger"], nxt["winner"]) == ("3C", "KD", "tiger")
+    assert res["winner"] == "dragon"  # the first result stands
+
+
+def test_exposed_card_during_betting_voids_the_hand():
+    """seed 004 §4."""
+    h = started()
+    h.cmd("betting.open")
+    evs = h.cmd("card.exposed", role="dealer")
+    assert of(evs, "hand.void")[0]["reason"] == "exposed-card" and h.g.phase == "settling"
+
+
+def test_misread_pauses_until_a_supervisor_enters_the_card():
+    h = started()
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    evs = h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    assert of(evs, "alarm.raised")[0]["kind"] == "card-unreadable" and h.g.phase == "paused"
+    assert types(h.card("QD")) == ["card.held"]  # the Tiger card waits behind the unknown one
+    evs = h.cmd("card.enter", card="5S")
+    assert [(d["card"], d["box"]) for d in of(evs, "card.dealt")] == [
+        ("5S", "dragon"),
+        ("QD", "tiger"),
+    ]
+    assert of(evs, "hand.result")[0]["winner"] == "tiger" and not h.state.alarms
+
+
+def test_foreign_card_beyond_the_inventory_holds_for_a_decision():
+    """The running inventory (US 8511684): a seventh KS in a 6-deck shoe."""
+    h = started(decks=6)
+    for _ in range(3):
+        h.hand("KS", "KS")
+    evs = h.hand("KS")
+    assert of(evs, "alarm.raised")[0]["kind"] == "card-count-exceeded" and h.g.phase == "paused"
+
+
+def test_void_by_a_supervisor_only():
+    """seed 000/001 art. 10."""
+    h = started()
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    h.card("9S")
+    h.cmd("hand.void", role="dealer", reason="x")
+    assert h.refused and "supervisor" in h.refused
+    v = of(h.cmd("hand.void", reason="card dropped"), "hand.void")[0]
+    assert v["cards"] == {"dragon": ["9S"], "tiger": []} and h.g.phase == "settling"
+
+
+def test_state_rebuilt_from_events_equals_the_live_state():
+    h = Harness(start_burn="first-card", demo_hands=1)
+    h.cmd("shoe.new")
+    h.cards("2S", "4C", "9S", "2C")
+    h.hand("3C", "6D")
+    h.cards("7H", "8H")
+    h.hand("TS")
+    rebuilt = h.table.initial()
+    for t, d in h.events:
+        rebuilt = h.table.apply(rebuilt, t, msgspec.json.decode(msgspec.json.encode(d)))
+    assert msgspec.to_builtins(rebuilt) == msgspec.to_builtins(h.state)
+
+
+# -- the captures, against seed 002 read independently -----------------------------------------
+
+CAPTURES = sorted((Path(__file__).parent / "captures" / "dragon-tiger").glob("*.expected.jsonl"))
+ORDER = "A23456789TJQK"  # seed 002: K, Q, J, 10 … 2, A — K highest, A lowest
+
+
+def test_capture_results_follow_seed_002():
+    seen = {"dragon": 0, "tiger": 0, "tie": 0, "suited": 0}
+    assert CAPTURES
+    for path in CAPTURES:
+        for line in path.read_text().splitlines():
+            ev = json.loads(line)
+            if ev["type"] != "hand.result":
+                continue
+            r = ev["data"]
+            d, t = ORDER.index(r["dragon"][0]), ORDER.index(r["tiger"][0])
+            want = "dragon" if d > t else "tiger" if t > d else "tie"
+            assert r["winner"] == want, f"{path.name} hand {r['hand']}"
+            assert r["suited_tie"] == (r["dragon"] == r["tiger"])
+            seen[want] += 1
+            seen["suited"] += r["suited_tie"]
+    assert all(seen.values()), seen
