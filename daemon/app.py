@@ -179,7 +179,7 @@ class Daemon:
         await asyncio.gather(*self._device_tasks, return_exceptions=True)
         for r in self.devices.values():
             r.close()
-        await self.pipeline.drain()
+        await self.pipeline.drain({"reason": "signal"})
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

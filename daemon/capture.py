@@ -48,7 +48,10 @@ class Capture:
 
 
 def unescape(text: str) -> bytes:
-    raw = text.encode("latin-1")
+    try:
+        raw = text.encode("ascii")
+    except UnicodeEncodeError:
+        raise CaptureError("a frame may hold only ASCII; write other bytes as \\xNN") from None
 
     def sub(m: re.Match[bytes]) -> bytes:
         g = m.group(1)

@@ -33,8 +33,12 @@ class ConfigError(Exception):
 _Name = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")]
 
 
+#: a table id is a topic prefix: no dots, so "<table>." never matches another table
+_TableId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")]
+
+
 class TableSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    id: _Name
+    id: _TableId
     game: str
     #: where the journal and runtime files go when not given elsewhere;
     #: relative paths are relative to the config file.
@@ -297,8 +301,19 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
             except DriverError as e:
                 errors.append(f"devices[{i}].driver: {e}")
                 continue
+            before = len(errors)
             check(dev.get("options", {}), cls.Options, f"devices[{i}].options", errors)
             device_types[str(name)] = cls.Options
+            if dev.get("port") == "sim" and len(errors) == before:
+                # the simulator's own options are checked now, not when the daemon starts it
+                try:
+                    cls(msgspec.convert(dev.get("options", {}), cls.Options)).simulator(
+                        dev.get("sim", {})
+                    )
+                except NotImplementedError as e:
+                    errors.append(f"devices[{i}].port: {e}")
+                except (ValueError, TypeError, msgspec.ValidationError) as e:
+                    errors.append(f"devices[{i}].sim: {e}")
     if errors:
         raise ConfigError(p, errors)
 

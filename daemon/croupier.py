@@ -25,6 +25,7 @@ class Croupier:
         self.betting = float(rules.betting_seconds)
         self.settle = float(getattr(rules, "settle_seconds", 3.0))
         self.new_shoe = bool(getattr(rules, "auto_new_shoe", False))
+        self.demo_hands = int(getattr(rules, "demo_hands", 0))
         self.submit = submit
         self._timer: asyncio.TimerHandle | None = None
 
@@ -49,8 +50,10 @@ class Croupier:
                 self._later(self.betting, "betting.close")
             elif t == "betting.closed":
                 self._cancel()
-            elif t in ("hand.result", "hand.void", "shoe.burn") or (
-                t == "hand.demo" and ev.data.get("last_demo")
+            elif (
+                t in ("hand.result", "hand.void", "shoe.burn")
+                or (t == "hand.demo" and ev.data.get("hand", 0) >= self.demo_hands)
+                or (t == "shoe.started" and ev.data.get("burn") == "none" and not self.demo_hands)
             ):
                 self._later(self.settle, "betting.open")
             elif t in ("shoe.ended", "shoe.void"):

@@ -218,6 +218,19 @@ def verify_chain(
     its seq: an altered row fails its hash, a removed row leaves a gap, a
     swapped row has a body whose seq is not its row's and a broken ``prev``.
     """
+    # One read transaction: the rows and the recorded head come from the same moment,
+    # even while the daemon goes on appending.
+    own_tx = not db.in_transaction
+    if own_tx:
+        db.execute("BEGIN")
+    try:
+        return _verify(db, start, prev)
+    finally:
+        if own_tx:
+            db.execute("COMMIT")
+
+
+def _verify(db: sqlite3.Connection, start: int, prev: str) -> tuple[int, Problem | None]:
     expected = start
     checked = 0
     for seq, body, row_hash in _rows(db, start):

@@ -163,12 +163,15 @@ class Pipeline:
                 ]
                 await self._process(items)
 
-    async def drain(self) -> None:
-        """Stop taking inputs and commit what is queued (shutdown)."""
+    async def drain(self, info: dict[str, Any] | None = None) -> None:
+        """Stop taking inputs, commit what is queued, then ``daemon.stopped`` (shutdown)."""
         self._closed = True
         while self._inbox:
             items = [self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))]
             await self._process(items)
+        if info is not None:
+            d = self.table.stopped(self.state, info)
+            await self._commit([(d, None)], [d.drafts])
 
     async def _process(self, items: list[_Item]) -> None:
         state = self.state

@@ -97,6 +97,7 @@ class TableState(msgspec.Struct, frozen=True):
     alarms: dict[str, Alarm] = {}
     alarm_no: int = 0
     commands: int = 0
+    running: bool = False  # between daemon.started and daemon.stopped
     game: Any = None
 
 
@@ -247,6 +248,8 @@ class Table:
             )
             if inp.name == "alarm.clear":
                 self._clear_alarm(t, inp, d)
+                if d.refused is not None:
+                    d.drafts.clear()  # a refused command is not journaled
                 return d
         self.game.decide(t, inp, d)
         if d.refused is not None:
@@ -256,10 +259,19 @@ class Table:
     def started(self, t: TableState, info: dict[str, Any]) -> Decision:
         """The daemon (re)started on this state: say so, and let the game react (seed 003 §2.1.8)."""
         d = Decision(base=t, fold=self.apply)
-        d.add("daemon.started", **info)
+        # ``running`` still set means the last run never said ``daemon.stopped``: it crashed
+        # or lost power, and the game may have to void what was in play.
+        crashed = t.running
+        d.add("daemon.started", clean=not crashed, **info)
         hook = getattr(self.game, "on_restart", None)
-        if hook is not None and info.get("recovered_seq", 0) > 0:
+        if hook is not None and crashed:
             hook(d.state(), d)
+        return d
+
+    def stopped(self, t: TableState, info: dict[str, Any]) -> Decision:
+        """A clean stop is an event too: the next start knows nothing was cut short."""
+        d = Decision(base=t, fold=self.apply)
+        d.add("daemon.stopped", **info)
         return d
 
     def _clear_alarm(self, t: TableState, c: Command, d: Decision) -> None:
@@ -303,7 +315,11 @@ class Table:
             t = msgspec.structs.replace(t, commands=t.commands + 1)
         elif type_ == "daemon.started":
             # A new process holds no device link yet: each reconnect is a fresh event.
-            t = msgspec.structs.replace(t, devices={n: "disconnected" for n in t.devices})
+            t = msgspec.structs.replace(
+                t, devices={n: "disconnected" for n in t.devices}, running=True
+            )
+        elif type_ == "daemon.stopped":
+            t = msgspec.structs.replace(t, running=False)
         g = self.game.apply(t.game, type_, data)
         if g is not t.game:
             t = msgspec.structs.replace(t, game=g)

@@ -419,3 +419,43 @@ def test_device_health_changes_are_events_once():
     assert h.types(h._run(DeviceHealth("shoe", "disconnected", "hangup", 0.0))) == [
         "device.disconnected"
     ]
+
+
+def test_system_failure_voids_the_hand_only_after_a_crash():
+    """seed 003 §2.1.8: a system failure voids the hand in play; a clean stop does not."""
+    for crashed in (True, False):
+        h = Harness(start_burn="none", system_failure_voids_hand=True)
+        h.events += [(x.type, x.data) for x in h.table.started(h.state, {}).drafts]
+        for x in h.table.started(h.state, {}).drafts:
+            h.state = h.table.apply(h.state, x.type, x.data)
+        h.new_shoe()
+        h.cmd("betting.open")
+        h.cmd("betting.close")
+        h.card("9S")
+        if not crashed:
+            for x in h.table.stopped(h.state, {"reason": "signal"}).drafts:
+                h.state = h.table.apply(h.state, x.type, x.data)
+        d = h.table.started(h.state, {"recovered_seq": 9})
+        types = [x.type for x in d.drafts]
+        assert d.drafts[0].data["clean"] is (not crashed)
+        assert ("hand.void" in types) is crashed
+        if crashed:
+            assert d.drafts[1].data["reason"] == "system-failure"
+
+
+def test_void_hand_refused_while_a_card_between_hands_waits():
+    h = Harness(start_burn="none")
+    h.new_shoe()
+    h.hand("9S", "2C", "KD", "4C")
+    h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    assert h.g.phase == "paused"
+    h.cmd("hand.void", reason="x")
+    assert "between hands" in h.refused
+    assert h.types(h.cmd("card.enter", card="5D"))[-1] == "card.dealt"
+    assert h.g.phase == "settling"
+
+
+def test_refused_alarm_clear_is_not_journaled():
+    h = Harness()
+    assert h.cmd("alarm.clear", id="A9") == []
+    assert "no active alarm" in h.refused

@@ -221,8 +221,8 @@ class SicBoGame:
                 "too-many-reshakes",
                 f"round {g.round}: the dice are not flat ({r.reason}) after {g.reshakes} re-shake(s)",
                 rule=R_RESHAKES,
-                action="check the shaker and the dice; `tablectl` round.resume shakes again "
-                "(bets stand), round.void returns the bets",
+                action="check the shaker and the dice; then a supervisor resumes the round "
+                "(round.resume: shaken again, bets stand) or voids it (round.void: bets returned)",
                 device=dev,
                 round=g.round,
             )
@@ -288,33 +288,34 @@ class SicBoGame:
             )
             self._rejected(d, g.round, dev, faces, "betting-open", detail, aid, R_EXPOSED)
             self._void(d, g, reason="result-during-betting", by="table", rule=R_EXPOSED, keep=aid)
-        else:
-            paused = g.phase == "paused"
+        elif g.phase == "paused":
             aid = raise_alarm(
                 t,
                 d,
-                "dice-result-while-paused" if paused else "dice-outside-round",
-                f"{dev} reported the faces {faces} "
-                + (f"while round {g.round} is paused" if paused else "with no round in play"),
-                rule=R_FAULT_PAUSE if paused else R_NO_ROUND,
-                action="not a result; resume or void the paused round"
-                if paused
-                else "not a result; check who shook the dice",
+                "dice-result-while-paused",
+                f"{dev} reported the faces {faces} while round {g.round} is paused",
+                rule=R_FAULT_PAUSE,
+                action="not a result; resume or void the paused round",
                 severity="warning",
                 device=dev,
-                round=g.round if paused else None,
+                round=g.round,
                 faces=faces,
             )
-            self._rejected(
+            self._rejected(d, g.round, dev, faces, "paused", why or "", aid, R_FAULT_PAUSE)
+        else:
+            aid = raise_alarm(
+                t,
                 d,
-                g.round if paused else None,
-                dev,
-                faces,
-                "paused" if paused else "no-round",
-                why or "",
-                aid,
-                R_FAULT_PAUSE if paused else R_NO_ROUND,
+                "dice-outside-round",
+                f"{dev} reported the faces {faces} with no round in play",
+                rule=R_NO_ROUND,
+                action="not a result; check who shook the dice",
+                severity="warning",
+                device=dev,
+                round=None,
+                faces=faces,
             )
+            self._rejected(d, None, dev, faces, "no-round", why or "", aid, R_NO_ROUND)
 
     @staticmethod
     def _rejected(

@@ -318,8 +318,15 @@ class ShoeGame:
                 return
             self._resume(t, s, d, s.held[0], by=by, entered=False)
         elif n == "hand.void":
-            if s.phase not in IN_HAND and not s.demo:
-                d.refused = f"no hand is in play to void (the table is {self.phase_text(s)})"
+            if (s.phase not in IN_HAND and not s.demo) or (
+                s.phase == "paused" and s.resume not in IN_HAND and not s.demo
+            ):
+                extra = (
+                    "; the card waiting is between hands: enter it with `tablectl card <CODE>`"
+                    if s.phase == "paused"
+                    else ""
+                )
+                d.refused = f"no hand is in play to void (the table is {self.phase_text(s)}){extra}"
                 return
             self._void_hand(t, s, d, reason=reason or "supervisor", by=by)
         elif n == "shoe.void":
