@@ -406,10 +406,12 @@ def parser() -> argparse.ArgumentParser:
     vd.add_argument("--reason", required=True)
     vd.set_defaults(func=lambda a: _operator(f"{a.what}.void")(a))
 
-    from daemon.tools import monitor, trace
+    from daemon.tools import doctor, monitor, ports, trace
 
     trace.register(sub, _call)
     monitor.register(sub)
+    ports.register(sub)
+    doctor.register(sub)
 
     from daemon.keys import add_parser as add_keys_parser
 
