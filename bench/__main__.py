@@ -49,30 +49,66 @@ def goals(r: dict[str, Any]) -> list[dict[str, Any]]:
             x = (lat.get(dev) or {}).get(mode)
             if x:
                 v = x["overhead_ms"]["p99"]
-                add(f"latency overhead above the floor at p99, {dev} {mode}", v, "< 2 ms", v < 2.0, "ms")
+                add(
+                    f"latency overhead above the floor at p99, {dev} {mode}",
+                    v,
+                    "< 2 ms",
+                    v < 2.0,
+                    "ms",
+                )
     tp = r.get("throughput") or {}
     if "journal_publish" in tp:
         v = tp["journal_publish"]["events_per_s"]
-        add("committed + published events/s, one transaction per reading", v, ">= 20,000", v >= 20_000, "events/s")
+        add(
+            "committed + published events/s, one transaction per reading",
+            v,
+            ">= 20,000",
+            v >= 20_000,
+            "events/s",
+        )
     if "pipeline_group_commit" in tp:
         v = tp["pipeline_group_commit"]["events_per_s"]
-        add("committed + published events/s, pipeline group commit", v, ">= 20,000", v >= 20_000, "events/s")
+        add(
+            "committed + published events/s, pipeline group commit",
+            v,
+            ">= 20,000",
+            v >= 20_000,
+            "events/s",
+        )
     for dev in ("shoe", "wheel"):
         x = tp.get(f"protocol_table_{dev}")
         if x:
             v = x["frames_per_s"]
-            add(f"frames/s through protocol + table, {dev}", v, ">= 100,000", v >= 100_000, "frames/s")
+            add(
+                f"frames/s through protocol + table, {dev}",
+                v,
+                ">= 100,000",
+                v >= 100_000,
+                "frames/s",
+            )
     st = r.get("startup") or {}
     if "big" in st:
         v = st["big"]["max_s"]
-        add(f"READY with a {st['journal_events']:,}-event journal (slowest start)", v, "< 1 s", v < 1.0, "s")
+        add(
+            f"READY with a {st['journal_events']:,}-event journal (slowest start)",
+            v,
+            "< 1 s",
+            v < 1.0,
+            "s",
+        )
     mem = r.get("memory")
     if mem:
         v = round(mem["peak_rss_kib"] / 1024, 1)
         add(f"peak RSS over {mem['hands']:,} hands", v, "< 80 MiB", v < 80, "MiB")
         s = mem.get("rss_slope_kib_per_10k_hands")
-        if s is not None:
-            add("RSS growth after the first 10,000 hands (per 10,000 hands)", s, "~0 (no growth)", abs(s) < 256, "KiB")
+        if s is not None and mem["hands"] > 10_000:
+            add(
+                "RSS growth after the first 10,000 hands (per 10,000 hands)",
+                s,
+                "~0 (no growth)",
+                abs(s) < 256,
+                "KiB",
+            )
     return out
 
 
@@ -86,48 +122,120 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
         for mode in ("paced", "full"):
             x = d.get(mode)
             if x:
-                rows.append((
-                    f"latency {dev} {mode}, ms p50/p99/p99.9/max (n={x['sampled_events']:,})",
-                    _ms(x["tabled_ms"]),
-                    _ms(x["floor_ms"]),
-                ))
+                rows.append(
+                    (
+                        f"latency {dev} {mode}, ms p50/p99/p99.9/max (n={x['sampled_events']:,})",
+                        _ms(x["tabled_ms"]),
+                        _ms(x["floor_ms"]),
+                    )
+                )
                 o = x["overhead_ms"]
-                rows.append((f"  overhead above the floor", f"{o['p50']:.2f} / {o['p99']:.2f} / {o['p99_9']:.2f} / {o['max']:.2f}", ""))
+                rows.append(
+                    (
+                        "  overhead above the floor",
+                        f"{o['p50']:.2f} / {o['p99']:.2f} / {o['p99_9']:.2f} / {o['max']:.2f}",
+                        "",
+                    )
+                )
+                rows.append(
+                    (
+                        "  read → subscriber (after the process read the bytes)",
+                        _ms(x["tabled_read_to_sub_ms"]) if x.get("tabled_read_to_sub_ms") else "?",
+                        _ms(x["floor_read_to_sub_ms"]),
+                    )
+                )
+                load = x.get("machine_load") or {}
+                rows.append(
+                    (
+                        "  other load on the machine meanwhile (cores)",
+                        f"{load.get('other_cores')}",
+                        "",
+                    )
+                )
     if isinstance(lat.get("wheel"), str):
         rows.append(("latency wheel", lat["wheel"], ""))
     tp = r.get("throughput") or {}
     for dev in ("shoe", "wheel"):
         x = tp.get(f"protocol_table_{dev}")
         if x:
-            rows.append((f"protocol + table, {dev}: frames/s", f"{x['frames_per_s']:,} ({x['us_per_frame']} us/frame)", ""))
+            rows.append(
+                (
+                    f"protocol + table, {dev}: frames per CPU-second",
+                    f"{x['frames_per_s']:,} ({x['us_per_frame']} us/frame)",
+                    f"bare loop {x['floor_bare_loop']['frames_per_s']:,}",
+                )
+            )
+    x = tp.get("journal_publish")
+    if x:
+        rows.append(
+            (
+                "journal + publish, 1 tx/reading: events/s (readings/s)",
+                f"{x['events_per_s']:,} ({x['readings_per_s']:,})",
+                f"fdatasync {x['floor_fdatasync_per_reading']['writes_per_s']:,}/s, "
+                f"bare SQLite {x['floor_bare_sqlite_per_reading']['tx_per_s']:,} tx/s",
+            )
+        )
     for key, label in (
-        ("journal_publish", "journal + publish, 1 tx/reading: events/s"),
-        ("pipeline_one_tx_per_reading", "pipeline, 1 tx/reading: events/s"),
-        ("pipeline_group_commit", "pipeline, group commit: events/s"),
+        ("pipeline_one_tx_per_reading", "pipeline, 1 tx/reading: events/s (readings/s)"),
+        ("pipeline_group_commit", "pipeline, group commit: events/s (readings/s)"),
     ):
         x = tp.get(key)
         if x:
-            rows.append((label, f"{x['events_per_s']:,} ({x['cpu_us_per_event']} us CPU/event)", ""))
+            rows.append((label, f"{x['events_per_s']:,} ({x['readings_per_s']:,})", ""))
     st = r.get("startup") or {}
+    fl = st.get("floor") or {}
     if "empty" in st:
-        rows.append(("READY, empty journal: s (median, max)", f"{st['empty']['median_s']}, {st['empty']['max_s']}", f"imports {st['imports_s']}"))
+        rows.append(
+            (
+                "READY, empty journal: s (median, max)",
+                f"{st['empty']['median_s']}, {st['empty']['max_s']}",
+                f"python {fl.get('python_s')}, + libraries {fl.get('python_with_deps_s')}",
+            )
+        )
     if "big" in st:
-        rows.append((f"READY, {st['journal_events']:,}-event journal: s", f"{st['big']['median_s']}, {st['big']['max_s']}", ""))
+        rows.append(
+            (
+                f"READY, {st['journal_events']:,}-event journal: s",
+                f"{st['big']['median_s']}, {st['big']['max_s']}",
+                f"(import daemon.app {st.get('imports_s')})",
+            )
+        )
     if "replay" in st:
         x = st["replay"]
-        rows.append((f"replay {x['events']:,} events to a subscriber", f"{x['seconds']} s ({x['events_per_s']:,} events/s)", ""))
+        f = x.get("floor") or {}
+        rows.append(
+            (
+                f"replay {x['events']:,} events to a subscriber: events/s",
+                f"{x['events_per_s']:,} ({x['seconds']} s)",
+                f"bare loop {f.get('events_per_s', 0):,} ({f.get('seconds')} s)",
+            )
+        )
     mem = r.get("memory")
     if mem:
         k = next((k for k in mem if k.startswith("rss_at_")), None)
         at = mem.get(k) if k else None
-        rows.append((
-            f"soak: {mem['hands']:,} hands in {mem['seconds']} s, RSS MiB start/{k[7:-9] if k else '?'}/end, peak",
-            f"{mem['rss_start_kib'] / 1024:.1f} / {at / 1024 if at else float('nan'):.1f} / {mem['rss_end_kib'] / 1024:.1f}, {mem['peak_rss_kib'] / 1024:.1f}",
-            "",
-        ))
+        label = k[7:-9].replace("_", " ") if k else "?"
+        rows.append(
+            (
+                f"soak: {mem['hands']:,} hands in {mem['seconds']} s; RSS MiB start / after {label} / end",
+                f"{mem['rss_start_kib'] / 1024:.1f} / {at / 1024 if at else float('nan'):.1f} / {mem['rss_end_kib'] / 1024:.1f}",
+                f"python + libraries {mem['floor_rss_kib'] / 1024:.1f}"
+                if mem.get("floor_rss_kib")
+                else "",
+            )
+        )
+        rows.append(("  peak RSS (VmHWM), MiB", f"{mem['peak_rss_kib'] / 1024:.1f}", ""))
     c = r.get("cost") or {}
     for k, x in c.items():
-        rows.append((f"CPU per committed event, {k}", f"{x['cpu_us_per_event']} us", ""))
+        flo = ""
+        if k.endswith(("paced", "full")):
+            dev, mode = k.rsplit("_", 1)
+            y = ((lat.get(dev) or {}).get(mode)) if isinstance(lat.get(dev), dict) else None
+            if y:
+                flo = f"relay {y['floor_cpu_us_per_frame']} us/frame"
+        rows.append(
+            (f"CPU per committed event, {k.replace('_', ' ')}", f"{x['cpu_us_per_event']} us", flo)
+        )
     w = max(len(a) for a, _, _ in rows) if rows else 10
     v = max(len(b) for _, b, _ in rows) if rows else 10
     lines = [f"{'':{w}}  {'tabled':{v}}  floor", f"{'-' * w}  {'-' * v}  {'-' * 30}"]
@@ -144,10 +252,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a short smoke run (small counts)")
     p.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(NAMES)}")
-    p.add_argument("--profile", action="store_true",
-                   help="record the daemon with py-spy during the latency runs (bench/results/profile/)")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="record the daemon with py-spy during the latency runs (bench/results/profile/)",
+    )
     p.add_argument("--soak-hands", type=int, default=100_000)
-    p.add_argument("--soak-seconds", type=float, default=60.0, help="time bound of the soak; 0: none")
+    p.add_argument(
+        "--soak-seconds", type=float, default=60.0, help="time bound of the soak; 0: none"
+    )
     p.add_argument("--output", type=Path, default=RESULTS / "latest.json")
     a = p.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or list(NAMES)
@@ -173,10 +286,14 @@ def main(argv: list[str] | None = None) -> int:
             elif name == "startup":
                 results[name] = startup.run(quick=a.quick, log=_log)
             elif name == "memory":
-                results[name] = memory.run(quick=a.quick, hands=a.soak_hands, seconds=a.soak_seconds, log=_log)
+                results[name] = memory.run(
+                    quick=a.quick, hands=a.soak_hands, seconds=a.soak_seconds, log=_log
+                )
             elif name == "cost":
                 results[name] = (
-                    cost.gather(results) if "latency" in results else cost.run(quick=a.quick, log=_log)
+                    cost.gather(results)
+                    if "latency" in results
+                    else cost.run(quick=a.quick, log=_log)
                 )
         except Exception as e:  # one broken benchmark must not hide the others' figures
             errors[name] = f"{type(e).__name__}: {e}"

@@ -42,7 +42,7 @@ def gather(results: dict[str, Any]) -> dict[str, Any]:
 def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
     sess = shoe_session(cards=500 if quick else 3_000)
     lat: dict[str, Any] = {"shoe": {}}
-    for mode, gap in (("paced", 0.001), ("full", None)):
+    for mode, gap in (("paced", 0.0005), ("full", None)):
         log(f"  cost: shoe/{mode}, {len(sess.frames)} frames")
         lat["shoe"][mode] = run_one(sess, gap)
     return gather({"latency": lat})

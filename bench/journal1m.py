@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.proc import CACHE
@@ -34,7 +35,7 @@ def path_for(events: int) -> Path:
     return CACHE / f"journal-{events}-{v}-f{FORMAT}.sqlite"
 
 
-def build(events: int, *, snapshot_every: int = 1000, log=print) -> Path:  # noqa: ANN001
+def build(events: int, *, snapshot_every: int = 1000, log: Callable[[str], None] = print) -> Path:
     """The cached journal of at least ``events`` events (built if missing)."""
     path = path_for(events)
     if path.exists():
@@ -75,5 +76,7 @@ def build(events: int, *, snapshot_every: int = 1000, log=print) -> Path:  # noq
     j.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     j.close()
     os.replace(tmp, path)
-    log(f"  built {done:,} events in {time.perf_counter() - t0:.1f} s ({path.stat().st_size >> 20} MiB)")
+    log(
+        f"  built {done:,} events in {time.perf_counter() - t0:.1f} s ({path.stat().st_size >> 20} MiB)"
+    )
     return path

@@ -11,13 +11,14 @@ loop polls every socket until the next write is due.
 Every event that arrives is matched, in seq order, to the input the table
 decided it from when the session was generated (the types must agree, or
 the run stops); latency = arrival − the time the frame's last byte was
-written. The shoe reports its ``card.dealt`` events (one per card, also
+written (taken just before the ``os.write`` that writes it, so
+a reader woken inside the write is never ahead of it). The shoe reports its ``card.dealt`` events (one per card, also
 checked by ``shoe_position``); the wheel every event a frame caused.
 
 Two paces:
 
 * ``paced``: a frame is written, its events awaited, then the line is idle
-  for a gap (uniform 0.5–1.5 × ``gap``) before the next, so every frame
+  for a gap (uniform 0.5–1.5 × ``gap``, 0.5 ms) before the next, so every frame
   finds the daemon idle, as a dealer's 0.5–1 s or a wheel's 500 ms does
   (10,000 events at a real dealer's pace would take hours);
 * ``full``: a round's frames (a hand's cards, a spin's frames) written back
@@ -31,6 +32,7 @@ round with the daemon so that both see the same machine at the same time.
 
 from __future__ import annotations
 
+import itertools
 import random
 import subprocess
 import sys
@@ -184,8 +186,8 @@ class DaemonTarget:
 
     def write(self, idx: int, f: Frame) -> None:
         self.expected += [(e, idx) for e in f.events]
+        self.writes[idx] = _now()  # before the write: the last byte is written within it
         self.pty.write(f.line)
-        self.writes[idx] = _now()
 
     def done(self) -> bool:
         """Every event expected so far has arrived."""
@@ -232,6 +234,7 @@ class FloorTarget:
             stdin=subprocess.DEVNULL,
         )
         self.lines: list[int] = []  # arrival ns of each line
+        self.reads: list[int] = []  # the relay's read ns of each line
         self.buf = bytearray()
         self.writes: dict[int, int] = {}
         self.written: list[int] = []
@@ -242,6 +245,7 @@ class FloorTarget:
         n = self.buf.count(b"\n")
         if n:
             self.lines += [t] * n
+            self.reads += [int(frames[1])] * n
             del self.buf[: self.buf.rindex(b"\n") + 1]
 
     def start(self) -> None:
@@ -257,10 +261,11 @@ class FloorTarget:
             self.loop.pump(50)
         self.loop.idle(100_000_000)
         self.lines.clear()
+        self.reads.clear()
 
     def write(self, idx: int, f: Frame) -> None:
-        self.pty.write(f.line)
         self.writes[idx] = _now()
+        self.pty.write(f.line)
         self.written.append(idx)
 
     def done(self) -> bool:
@@ -281,8 +286,15 @@ class FloorTarget:
 # -- one run: a session, both targets, one pace --------------------------------------------------
 
 
-def _burst(loop: Loop, target: Any, frames: list[tuple[int, Frame]], gap: float | None,
-           rng: random.Random, *, all_lines: bool) -> None:
+def _burst(
+    loop: Loop,
+    target: Any,
+    frames: list[tuple[int, Frame]],
+    gap: float | None,
+    rng: random.Random,
+    *,
+    all_lines: bool,
+) -> None:
     for idx, f in frames:
         target.write(idx, f)
         if gap is not None:
@@ -292,8 +304,13 @@ def _burst(loop: Loop, target: Any, frames: list[tuple[int, Frame]], gap: float 
     loop.wait(target.done, 30.0, "the output of the round")
 
 
-def run_one(sess: Session, gap: float | None, *, profile: Path | None = None,
-            log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_one(
+    sess: Session,
+    gap: float | None,
+    *,
+    profile: Path | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     loop = Loop()
     daemon = DaemonTarget(loop, sess, profile)
     floor = FloorTarget(loop)
@@ -330,9 +347,10 @@ def run_one(sess: Session, gap: float | None, *, profile: Path | None = None,
     # -- match ----------------------------------------------------------------------------
     all_frames = sess.frames
     ours: list[int] = []
+    ours_read: list[int] = []  # write → the daemon read the bytes (the event's mono)
     sampled: set[int] = set()
     seqs: list[int] = []
-    for (t, topic, body), (etype, fidx) in zip(daemon.arrivals, daemon.expected, strict=True):
+    for (t, _topic, body), (etype, fidx) in zip(daemon.arrivals, daemon.expected, strict=True):
         ev = msgspec.json.decode(body)
         seqs.append(ev["seq"])
         if fidx < 0:
@@ -346,11 +364,18 @@ def run_one(sess: Session, gap: float | None, *, profile: Path | None = None,
         ):
             raise RuntimeError(f"card.dealt {ev['data']} matched to the wrong frame {f}")
         ours.append(t - daemon.writes[fidx])
+        if ev.get("mono") is not None:
+            ours_read.append(int(ev["mono"] * 1e9) - daemon.writes[fidx])
         sampled.add(fidx)
     if len(floor.lines) != len(floor.written):
         raise RuntimeError(f"relay: {len(floor.written)} lines written, {len(floor.lines)} arrived")
-    floor_lat = [floor.lines[i] - floor.writes[fi] for i, fi in enumerate(floor.written) if fi in sampled]
-    gaps = sum(1 for a, b in zip(seqs, seqs[1:], strict=False) if b != a + 1)
+    floor_lat = [
+        floor.lines[i] - floor.writes[fi] for i, fi in enumerate(floor.written) if fi in sampled
+    ]
+    floor_read = [
+        floor.reads[i] - floor.writes[fi] for i, fi in enumerate(floor.written) if fi in sampled
+    ]
+    gaps = sum(1 for a, b in itertools.pairwise(seqs) if b != a + 1)
     events = len(daemon.arrivals)
     cpu = cpu1 - cpu0
     o, fl = summary_ms(ours), summary_ms(floor_lat)
@@ -364,10 +389,21 @@ def run_one(sess: Session, gap: float | None, *, profile: Path | None = None,
         "tabled_ms": o,
         "floor_ms": fl,
         "overhead_ms": {k: round(o[k] - fl[k], 3) for k in ("p50", "p99", "p99_9", "max")},
+        # where it goes: write → the process read the bytes, and read → the subscriber
+        "tabled_write_to_read_ms": summary_ms(ours_read),
+        "tabled_read_to_sub_ms": summary_ms([a - b for a, b in zip(ours, ours_read, strict=False)])
+        if len(ours_read) == len(ours)
+        else None,
+        "floor_write_to_read_ms": summary_ms(floor_read),
+        "floor_read_to_sub_ms": summary_ms(
+            [a - b for a, b in zip(floor_lat, floor_read, strict=True)]
+        ),
         "tabled_cpu_s": round(cpu, 2),
         "tabled_cpu_us_per_event": round(cpu / events * 1e6, 1) if events else None,
         "tabled_cpu_us_per_frame": round(cpu / len(all_frames) * 1e6, 1),
-        "tabled_cpu_by_thread_s": {k: round(v - th0.get(k, 0.0), 2) for k, v in sorted(th1.items())},
+        "tabled_cpu_by_thread_s": {
+            k: round(v - th0.get(k, 0.0), 2) for k, v in sorted(th1.items())
+        },
         "floor_cpu_us_per_frame": round((fcpu1 - fcpu0) / len(all_frames) * 1e6, 1),
         "tabled_rss_kib": [mem0.get("VmRSS"), mem1.get("VmRSS")],
         "tabled_peak_rss_kib": mem1.get("VmHWM"),
@@ -375,10 +411,11 @@ def run_one(sess: Session, gap: float | None, *, profile: Path | None = None,
     }
 
 
-def run(*, quick: bool = False, profile_dir: Path | None = None,
-        log: Callable[[str], None] = print) -> dict[str, Any]:
+def run(
+    *, quick: bool = False, profile_dir: Path | None = None, log: Callable[[str], None] = print
+) -> dict[str, Any]:
     target = 1_000 if quick else 10_000
-    gap = 0.001
+    gap = 0.0005
     out: dict[str, Any] = {
         "fsync": "on (WAL, synchronous=FULL)",
         "paced_gap_s": gap,
@@ -392,7 +429,9 @@ def run(*, quick: bool = False, profile_dir: Path | None = None,
     for name, sess in sessions:
         res: dict[str, Any] = {"rounds": sess.rounds, "frames": len(sess.frames)}
         for mode, g in (("paced", gap), ("full", None)):
-            log(f"  latency {name}/{mode}: {len(sess.frames)} frames, tabled and the floor interleaved")
+            log(
+                f"  latency {name}/{mode}: {len(sess.frames)} frames, tabled and the floor interleaved"
+            )
             prof = None if profile_dir is None else profile_dir / f"latency-{name}-{mode}.txt"
             res[mode] = run_one(sess, g, profile=prof, log=log)
         out[name] = res

@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from bench import proc
+from bench import floors, proc
 from bench.latency import Loop
 from bench.session import ShoeDealer, shoe_session
 from bench.stats import Load
@@ -61,7 +61,9 @@ class _Soak:
 
     def send(self, cmd: str) -> int:
         self._ids += 1
-        self.ctl.send(msgspec.json.encode({"cmd": cmd, "args": {}, "id": self._ids, "actor": "bench"}))
+        self.ctl.send(
+            msgspec.json.encode({"cmd": cmd, "args": {}, "id": self._ids, "actor": "bench"})
+        )
         return self._ids
 
     def reply(self, i: int) -> dict[str, Any]:
@@ -72,8 +74,13 @@ class _Soak:
         return r["result"]  # type: ignore[no-any-return]
 
 
-def run(*, quick: bool = False, hands: int = 100_000, seconds: float = 60.0,
-        log: Callable[[str], None] = print) -> dict[str, Any]:
+def run(
+    *,
+    quick: bool = False,
+    hands: int = 100_000,
+    seconds: float = 60.0,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     if quick:
         hands, seconds = min(hands, 3_000), min(seconds or 20.0, 20.0)
     sample_every = 250 if quick else 1_000
@@ -93,7 +100,9 @@ def run(*, quick: bool = False, hands: int = 100_000, seconds: float = 60.0,
         loop.idle(300_000_000)
         m0 = d.memory()
         samples.append({"hands": 0, "s": 0.0, "rss_kib": m0["VmRSS"], "hwm_kib": m0["VmHWM"]})
-        log(f"  soak: up to {hands:,} hands, {seconds or 'no'} s bound; RSS at start {m0['VmRSS'] >> 10} MiB")
+        log(
+            f"  soak: up to {hands:,} hands, {seconds or 'no'} s bound; RSS at start {m0['VmRSS'] >> 10} MiB"
+        )
         dealer = ShoeDealer(seed=3)
         load = Load([d.pid])
         cpu0, ev0 = d.cpu_seconds(), soak.events
@@ -123,12 +132,14 @@ def run(*, quick: bool = False, hands: int = 100_000, seconds: float = 60.0,
             played += 1
             if played % sample_every == 0:
                 m = d.memory()
-                samples.append({
-                    "hands": played,
-                    "s": round(time.monotonic() - t0, 1),
-                    "rss_kib": m["VmRSS"],
-                    "hwm_kib": m["VmHWM"],
-                })
+                samples.append(
+                    {
+                        "hands": played,
+                        "s": round(time.monotonic() - t0, 1),
+                        "rss_kib": m["VmRSS"],
+                        "hwm_kib": m["VmHWM"],
+                    }
+                )
                 if d.proc is not None and d.proc.poll() is not None:
                     raise RuntimeError("tabled exited during the soak")
             if played >= hands or (seconds and time.monotonic() - t0 > seconds):
@@ -172,6 +183,7 @@ def run(*, quick: bool = False, hands: int = 100_000, seconds: float = 60.0,
         "rss_slope_kib_per_10k_hands": round(slope * 10_000, 1) if slope is not None else None,
         "samples": samples,
         "machine_load": loadr,
+        "floor_rss_kib": floors.rss().get("rss_kib"),
     }
     if played < hands and slope is not None:
         out["extrapolated_rss_at_target_kib"] = round(m1["VmRSS"] + slope * (hands - played))
@@ -181,6 +193,9 @@ def run(*, quick: bool = False, hands: int = 100_000, seconds: float = 60.0,
 if __name__ == "__main__":
     import pprint
 
-    r = run(quick="--quick" in sys.argv, seconds=float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--quick" else 60.0)
+    r = run(
+        quick="--quick" in sys.argv,
+        seconds=float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--quick" else 60.0,
+    )
     r.pop("samples")
     pprint.pprint(r, width=110)

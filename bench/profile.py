@@ -1,18 +1,58 @@
 """Where the time goes: py-spy on the daemon process (``--profile``).
 
 py-spy samples the running ``tabled`` from outside (no code change, no
-import in the daemon). Its raw output (collapsed stacks) is summarised
-into the functions with the most samples, self and inclusive, so a
-result file says where a missed goal's time went.
+import in the daemon), every thread, 1,000 times a second. Its raw output
+(collapsed stacks) is summarised per thread: samples where the thread
+waits for work (the event loop in ``epoll``, the journal thread in its
+queue) are counted as idle; the busy rest is split by layer (protocol,
+table, journal, publish, logging, asyncio machinery…) and by function,
+self and inclusive.
+
+    python -m bench.profile bench/results/profile/latency-shoe-full.txt
 """
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
+
+#: a leaf frame that means "this thread is waiting for work"
+IDLE = (
+    "EpollSelector.select (selectors.py",
+    "_worker (concurrent/futures/thread.py:81)",
+    "Condition.wait (threading.py",
+)
+#: layers, by the file a frame is in; the leaf-most frame with a layer decides
+LAYERS: tuple[tuple[str, str], ...] = (
+    ("daemon/journal.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
+    ("daemon/events.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
+    ("daemon/bus.py", "publish (zmq)"),
+    ("structlog/", "logging (structlog JSON lines)"),
+    ("daemon/logs.py", "logging (structlog JSON lines)"),
+    ("log_events (daemon/app.py", "logging (structlog JSON lines)"),
+    ("drivers/shoe_line.py", "protocol (bytes → readings)"),
+    ("drivers/base.py", "protocol (bytes → readings)"),
+    ("drivers/cammegh.py", "protocol (bytes → readings)"),
+    ("drivers/card_codes.py", "protocol (bytes → readings)"),
+    ("daemon/table.py", "table (decide/apply)"),
+    ("daemon/procedures/", "table (decide/apply)"),
+    ("daemon/games/", "table (decide/apply)"),
+    ("drivers/serial.py", "serial transport + device runner"),
+    ("daemon/devices.py", "serial transport + device runner"),
+    ("daemon/tracer.py", "serial transport + device runner"),
+    ("daemon/control.py", "control socket"),
+    ("daemon/pipeline.py", "pipeline (queue, executor hand-off)"),
+)
+#: library layers, used only when no frame of ours is on the stack
+LIBRARY: tuple[tuple[str, str], ...] = (
+    ("concurrent/futures/", "thread hand-off (futures, self-pipe)"),
+    ("asyncio/", "asyncio loop machinery"),
+    ("zmq/", "zmq (outside a daemon frame)"),
+)
 
 
 def pyspy() -> Path | None:
@@ -27,8 +67,21 @@ def start_pyspy(pid: int, out: Path, rate: int = 1000) -> subprocess.Popen[bytes
         return None
     out.parent.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
-        [str(exe), "record", "--pid", str(pid), "--threads", "--rate", str(rate),
-         "--format", "raw", "--output", str(out), "--nonblocking"],
+        [
+            str(exe),
+            "record",
+            "--pid",
+            str(pid),
+            "--threads",
+            "--idle",
+            "--rate",
+            str(rate),
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+            "--nonblocking",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -42,26 +95,51 @@ def stop_pyspy(spy: subprocess.Popen[bytes]) -> None:
         spy.kill()
 
 
-def summarise(raw: Path, top: int = 25) -> str:
-    """Top functions by self and inclusive samples from py-spy's collapsed stacks."""
-    selfc: Counter[str] = Counter()
-    incl: Counter[str] = Counter()
-    total = 0
+_LINE = re.compile(r":\d+\)$")
+
+
+def _layer(frames: list[str]) -> str:
+    """The leaf-most frame of ours decides (a zmq send under Bus.publish is publishing)."""
+    for table in (LAYERS, LIBRARY):
+        for f in reversed(frames):
+            for key, name in table:
+                if key in f:
+                    return name
+    return "other"
+
+
+def summarise(raw: Path, top: int = 15) -> str:
+    """Per thread: idle share, busy share by layer, top functions (self and inclusive)."""
+    per: dict[str, list[tuple[list[str], int]]] = defaultdict(list)
     for line in raw.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
-        if not n.isdigit():
+        if not n.isdigit() or not stack:
             continue
-        k = int(n)
         frames = stack.split(";")
-        total += k
-        selfc[frames[-1]] += k
-        for f in set(frames):
-            incl[f] += k
-    out = [f"{raw.name}: {total} samples"]
-    out.append("-- self --")
-    out += [f"{v / total:6.1%}  {f}" for f, v in selfc.most_common(top)]
-    out.append("-- inclusive --")
-    out += [f"{v / total:6.1%}  {f}" for f, v in incl.most_common(top)]
+        thread = re.sub(r"^thread \(\d+\): ", "", frames[0])
+        per[thread].append((frames[1:], int(n)))
+    out = [f"{raw.name}"]
+    for thread, stacks in sorted(per.items(), key=lambda kv: -sum(n for _, n in kv[1])):
+        total = sum(n for _, n in stacks)
+        busy = [(f, n) for f, n in stacks if f and not any(f[-1].startswith(i) for i in IDLE)]
+        nb = sum(n for _, n in busy)
+        out.append(f"\n== {thread}: {total} samples, busy {nb / total:.1%} ==")
+        if not nb:
+            continue
+        layers: Counter[str] = Counter()
+        selfc: Counter[str] = Counter()
+        incl: Counter[str] = Counter()
+        for f, n in busy:
+            layers[_layer(f)] += n
+            selfc[_LINE.sub(")", f[-1])] += n
+            for fn in {_LINE.sub(")", x) for x in f}:
+                incl[fn] += n
+        out.append("-- busy samples by layer --")
+        out += [f"{v / nb:6.1%}  {k}" for k, v in layers.most_common()]
+        out.append("-- self (busy) --")
+        out += [f"{v / nb:6.1%}  {k}" for k, v in selfc.most_common(top)]
+        out.append("-- inclusive (busy) --")
+        out += [f"{v / nb:6.1%}  {k}" for k, v in incl.most_common(top + 10)]
     return "\n".join(out)
 
 

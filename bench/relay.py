@@ -2,8 +2,12 @@
 
 No parsing, no table, no journal: what moving the same bytes through the
 same kernel pty, the same pyserial and the same loopback ZeroMQ costs in a
-Python process. The latency benchmark runs it on the same card stream as
-the daemon and reports the daemon's latency as this floor plus an overhead.
+Python process. The latency benchmark runs it on the same frames as the
+daemon and reports the daemon's latency as this floor plus an overhead.
+Each message carries the bytes read and the ``time.monotonic_ns()`` of the
+read (the clock the benchmark writes with), so the floor splits into
+write → read and read → subscriber, as the daemon's events do with their
+``mono``.
 
     python -m bench.relay PORT ENDPOINT
 """
@@ -11,6 +15,7 @@ the daemon and reports the daemon's latency as this floor plus an overhead.
 from __future__ import annotations
 
 import sys
+import time
 
 import serial
 import zmq
@@ -25,14 +30,15 @@ def main(argv: list[str]) -> int:
     pub.setsockopt(zmq.SNDHWM, 100_000)
     pub.bind(endpoint)
     print("ready", flush=True)
-    read, waiting, send = ser.read, ser.read, pub.send
+    clock = time.monotonic_ns
     try:
         while True:
-            data = read(1)  # blocks until a byte arrives
+            data = ser.read(1)  # blocks until a byte arrives
+            t = clock()
             n = ser.in_waiting
             if n:
-                data += waiting(n)
-            send(data)
+                data += ser.read(n)
+            pub.send_multipart([data, b"%d" % t])
     except KeyboardInterrupt:
         return 0
     finally:

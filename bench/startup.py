@@ -11,6 +11,9 @@ modules and exits.
 Replay: with the daemon up on the big journal, one DEALER asks the replay
 socket for events 1..1,000,000 and counts the frames until the end marker,
 as a subscriber that joined late (or a backend rebuilding its store) does.
+
+Floors (:mod:`bench.floors`): the interpreter alone and with the daemon's
+libraries imported; for replay, the same rows sent by a bare loop.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 import msgspec
 import zmq
 
-from bench import proc
+from bench import floors, proc
 from bench.journal1m import TABLE, build
 from bench.session import shoe_session
 
@@ -44,7 +47,9 @@ def _recovered(log: Path) -> dict[str, Any]:
     return {}
 
 
-def _starts(cfg: Path, where: Path, n: int, pty: proc.Pty) -> tuple[list[float], list[dict[str, Any]], proc.DaemonProcess]:
+def _starts(
+    cfg: Path, where: Path, n: int, pty: proc.Pty
+) -> tuple[list[float], list[dict[str, Any]], proc.DaemonProcess]:
     times: list[float] = []
     rec: list[dict[str, Any]] = []
     d: proc.DaemonProcess | None = None
@@ -69,13 +74,20 @@ def _summary(times: list[float]) -> dict[str, Any]:
     }
 
 
-def _import_time(n: int = 3) -> float:
-    best = []
-    for _ in range(n):
-        t0 = time.monotonic()
-        subprocess.run([str(proc.TABLED), "--version"], capture_output=True, check=True, cwd=proc.ROOT)
-        best.append(time.monotonic() - t0)
-    return statistics.median(best)
+def _import_time() -> float:
+    """Seconds ``import daemon.app`` takes (``-X importtime``'s cumulative figure)."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import daemon.app"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=proc.ROOT,
+    )
+    for line in r.stderr.splitlines():
+        parts = [x.strip() for x in line.split("|")]
+        if len(parts) == 3 and parts[2] == "daemon.app":
+            return int(parts[1]) / 1e6
+    return float("nan")
 
 
 def replay(endpoint: str, start: int, stop: int, timeout: float = 120.0) -> dict[str, Any]:
@@ -123,6 +135,7 @@ def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str,
     sess = shoe_session(cards=1)
     out: dict[str, Any] = {"journal_events": big, "starts_per_case": starts}
     out["imports_s"] = round(_import_time(), 3)
+    out["floor"] = floors.startup()
 
     # an empty journal: a fresh state directory for every start
     times: list[float] = []
@@ -150,7 +163,10 @@ def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str,
     d: proc.DaemonProcess | None = None
     try:
         times, rec, d = _starts(cfg, where, starts, pty)
-        out["big"] = _summary(times) | {"recovery": rec[-1], "journal_mib": journal.stat().st_size >> 20}
+        out["big"] = _summary(times) | {
+            "recovery": rec[-1],
+            "journal_mib": journal.stat().st_size >> 20,
+        }
         log(f"  start-up, {big:,}-event journal: {out['big']['median_s']} s")
         log(f"  replay of {big:,} events to one subscriber …")
         cpu0 = d.cpu_seconds()
@@ -162,6 +178,8 @@ def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str,
         log(f"  replay: {r['events_per_s']:,} events/s")
         if d.stop() != 0:
             raise RuntimeError("tabled exited with an error" + d._tail())
+        log("  replay floor: the same rows, a bare loop, a PUSH socket …")
+        out["replay"]["floor"] = floors.replay(journal, big)
     finally:
         if d is not None:
             d.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import subprocess
@@ -14,7 +15,7 @@ def percentile(sorted_values: list[float], p: float) -> float:
     """Nearest-rank percentile of an already sorted list (p in 0..100)."""
     if not sorted_values:
         return float("nan")
-    k = max(0, min(len(sorted_values) - 1, int(round(p / 100 * len(sorted_values) + 0.5)) - 1))
+    k = max(0, min(len(sorted_values) - 1, math.ceil(p / 100 * len(sorted_values) - 1e-9) - 1))
     return sorted_values[k]
 
 

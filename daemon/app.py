@@ -30,7 +30,7 @@ from daemon.config import ConfigError, DeviceConfig, Settings, load
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner
-from daemon.events import utc_text
+from daemon.events import canonical, utc_text
 from daemon.journal import Journal, JournalError
 from daemon.pipeline import Clock, Pipeline
 from daemon.sdnotify import Notifier
@@ -116,8 +116,9 @@ class Daemon:
         )
         # One socket per role: who can open it is decided by its file's group and mode.
         self.role_controls = [
-            ControlServer(self.ctx, ep, functools.partial(self.handle, role=role),
-                          ipc_mode=cfg.control.mode)
+            ControlServer(
+                self.ctx, ep, functools.partial(self.handle, role=role), ipc_mode=cfg.control.mode
+            )
             for role, ep in s.role_endpoints.items()
         ]
         try:
@@ -133,6 +134,7 @@ class Daemon:
         self.pipeline.listeners.append(self.bus.publish)
         self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
         self.pipeline.taps.append(self._trace_input)
+        self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(log_events)
         self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
@@ -242,13 +244,26 @@ class Daemon:
             runner.transport = transport
             runner.spec = dc.port
             runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
-            runner.on_link.append(
-                lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason)
-            )
+            runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
             self.devices[dc.name] = runner
             self._device_tasks.append(
                 asyncio.create_task(transport.run(runner), name=f"device:{dc.name}")
             )
+
+    def _journal_state(self, ok: bool, error: str | None) -> None:
+        """The journal cannot be told of its own failure: the bus and systemd are."""
+        data = {"ok": ok, "error": error, "last_seq": self.journal.last_seq}
+        body = canonical(
+            {
+                "v": 1,
+                "table": self.s.table,
+                "type": "journal.state",
+                "time": utc_text(self.clock.wall()),
+                "data": data,
+            }
+        )
+        self.bus.send(f"{self.s.table}.journal.state".encode(), body)
+        self.notifier.status(self.summary())
 
     def _trace_input(self, inp: Input) -> None:
         if isinstance(inp, Command):
@@ -265,7 +280,10 @@ class Daemon:
             raise ControlError(f"no device {device!r} (devices: {known})")
         renew = bool(args.get("renew"))
         self.tracer.lease(device, float(args.get("seconds", 10)))
-        out: dict[str, Any] = {"topic": self.tracer.topic.decode(), "publish": self.s.config.bus.publish}
+        out: dict[str, Any] = {
+            "topic": self.tracer.topic.decode(),
+            "publish": self.s.config.bus.publish,
+        }
         if not renew:
             state = await self.pipeline.mark()
             out.update(
@@ -323,7 +341,9 @@ class Daemon:
 
     # -- control --------------------------------------------------------------------------------
 
-    async def handle(self, msg: dict[str, Any], peer: Peer, role: str | None = None) -> dict[str, Any]:
+    async def handle(
+        self, msg: dict[str, Any], peer: Peer, role: str | None = None
+    ) -> dict[str, Any]:
         cmd = msg["cmd"]
         args = msg.get("args", {})
         if cmd == "status":
@@ -401,7 +421,9 @@ def _chgrp(path: str, group: str) -> None:
     try:
         gid = grp.getgrnam(group).gr_gid
     except KeyError:
-        raise OSError(f"control.roles: unix group {group!r} does not exist (groupadd {group})") from None
+        raise OSError(
+            f"control.roles: unix group {group!r} does not exist (groupadd {group})"
+        ) from None
     os.chown(path, -1, gid)
 
 

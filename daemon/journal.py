@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon import faults
 from daemon.events import GENESIS, Draft, Event, check, decode, seal
 
 _SCHEMA = """
@@ -130,6 +131,7 @@ class Journal:
                 rows.append((seq, ev.type, raw, ev.hash))
         if not rows:
             return events
+        faults.before_commit()
         with self._tx():
             self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
             # The head, kept beside the chain, is what shows a removed last row.
@@ -176,9 +178,21 @@ class _Tx:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
-            self.db.execute("COMMIT")
+            try:
+                self.db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
         else:
-            self.db.execute("ROLLBACK")
+            self._rollback()
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back (a full disk at COMMIT): never mask the cause.
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
 
 def read_raw(

@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from daemon import faults
 from daemon.events import Event, utc_text
 from daemon.journal import Batch, Journal, JournalError, read_events, verify_chain
 from daemon.table import Decision, Input, Table, TableState
@@ -59,6 +60,7 @@ class Stats:
     last_error: str | None = None
     recovered_events: int = 0
     recovered_from_snapshot: int = 0
+    dropped: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -79,6 +81,10 @@ class Pipeline:
         self.max_batch = max_batch
         self.state: TableState = table.initial()
         self.listeners: list[Listener] = []
+        #: told ``(ok, error)`` when journal writes start failing and when they work again
+        self.on_journal: list[Callable[[bool, str | None], None]] = []
+        self.max_pending = 10_000
+        self._failed_at = 0.0
         #: called with each input as it is queued, in queue order (the trace tap)
         self.taps: list[Callable[[Input], None]] = []
         self.stats = Stats()
@@ -132,6 +138,14 @@ class Pipeline:
         if self._closed:
             if fut is not None:
                 fut.set_exception(RuntimeError("the daemon is stopping"))
+            return fut
+        if len(self._inbox) >= self.max_pending:
+            # Only while the journal has been failing for long: a bounded queue, counted loss.
+            self.stats.dropped += 1
+            if fut is not None:
+                fut.set_exception(
+                    JournalError("the journal is failing and the input queue is full")
+                )
             return fut
         for tap in self.taps:
             tap(inp)
@@ -214,23 +228,38 @@ class Pipeline:
         j = self.journal
         if n and (j.last_seq + n) // self.snapshot_every > j.last_seq // self.snapshot_every:
             snapshot = (self.table.state_version, self.table.encode_state(tentative))
-        try:
-            loop = asyncio.get_running_loop()
-            events = await loop.run_in_executor(self._writer, j.append, batches, snapshot)
-        except Exception as e:
-            # Nothing committed: nothing published, the state stays where the journal is.
-            self.stats.commit_failures += 1
-            self.stats.last_error = f"{type(e).__name__}: {e}"
-            self.healthy = False
-            log.error(
-                "journal commit failed; inputs not applied",
-                error=self.stats.last_error,
-                inputs=len(decided),
-            )
-            for _, it in decided:
-                if it is not None and it.future is not None and not it.future.done():
-                    it.future.set_exception(JournalError(f"not committed: {self.stats.last_error}"))
-            return []
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        while True:
+            try:
+                events = await loop.run_in_executor(self._writer, j.append, batches, snapshot)
+                break
+            except Exception as e:
+                # Nothing committed: nothing published, the state stays where the journal is.
+                # The same decisions are retried, in order, until the disk takes them; new
+                # inputs wait behind them (bounded), so a short failure loses nothing.
+                self.stats.commit_failures += 1
+                self.stats.last_error = f"{type(e).__name__}: {e}"
+                if self.healthy:
+                    self.healthy = False
+                    self._failed_at = time.monotonic()
+                    log.error(
+                        "journal commit failed: holding inputs until it works again",
+                        error=self.stats.last_error,
+                        inputs=len(decided),
+                    )
+                    self._journal_state(False)
+                if self._closed and attempt >= 3:  # shutting down: give up, say so
+                    for _, it in decided:
+                        if it is not None and it.future is not None and not it.future.done():
+                            it.future.set_exception(
+                                JournalError(f"not committed: {self.stats.last_error}")
+                            )
+                    return []
+                attempt += 1
+                await asyncio.sleep(min(2.0, 0.05 * 2**attempt))
+        faults.after_commit()
+        recovered = not self.healthy
         self.healthy = True
         self.state = tentative
         self.stats.events += len(events)
@@ -245,7 +274,26 @@ class Pipeline:
         for d, it in decided:
             if it is not None and it.future is not None and not it.future.done():
                 it.future.set_result(d)
+        if recovered:
+            down = time.monotonic() - self._failed_at
+            log.warning("journal writes work again", seconds=round(down, 3))
+            self._journal_state(True)
+            info = {
+                "seconds": round(down, 3),
+                "error": self.stats.last_error,
+                "failures": self.stats.commit_failures,
+                "dropped": self.stats.dropped,
+            }
+            d = self.table.journal_recovered(self.state, info)
+            events = events + await self._commit([(d, None)], [d.drafts])
         return events
+
+    def _journal_state(self, ok: bool) -> None:
+        for fn in self.on_journal:
+            try:
+                fn(ok, self.stats.last_error)
+            except Exception:
+                log.exception("journal state listener failed")
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)

@@ -105,8 +105,8 @@ class Follower:
             if not self.sub.poll(int(timeout * 1000)):
                 return
             topic, body = self.sub.recv_multipart()
-            if topic.startswith(b"~"):
-                continue  # not an event: a technician's raw trace
+            if topic.startswith(b"~") or topic.endswith(b".journal.state"):
+                continue  # not events: a raw trace, the journal's health (also in heartbeats)
             if topic.endswith(b".heartbeat"):
                 hb = json.loads(body)
                 self.heartbeat = hb

@@ -268,6 +268,22 @@ class Table:
             hook(d.state(), d)
         return d
 
+    def journal_recovered(self, t: TableState, info: dict[str, Any]) -> Decision:
+        """Journal writes failed for a while and work again: a latched alarm says so."""
+        d = Decision(base=t, fold=self.apply)
+        raise_alarm(
+            t,
+            d,
+            "journal-failure",
+            f"journal writes failed for {info['seconds']} s ({info['error']}); "
+            f"{info['dropped']} inputs were dropped",
+            rule="nothing is published before it is committed; inputs were held in order",
+            action="check the disk (space, errors in the kernel log), then clear the alarm",
+            severity="supervisor",
+            **info,
+        )
+        return d
+
     def stopped(self, t: TableState, info: dict[str, Any]) -> Decision:
         """A clean stop is an event too: the next start knows nothing was cut short."""
         d = Decision(base=t, fold=self.apply)

@@ -95,8 +95,9 @@ level = "info"
 class Daemon:
     """One tabled process on a config; start, wait for READY, stop or kill."""
 
-    def __init__(self, config: Path) -> None:
+    def __init__(self, config: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
+        self.env = env or {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.notify_path = Path(tempfile.mkdtemp(prefix="tn-", dir="/tmp")) / "notify"
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -104,7 +105,7 @@ class Daemon:
         self.log = config.parent / "daemon.log"
 
     def start(self, timeout: float = 15.0) -> None:
-        env = dict(os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1", **self.env)
         self._out = self.log.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "daemon.app", "--config", str(self.config)],

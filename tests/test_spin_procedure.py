@@ -454,10 +454,8 @@ def test_the_latched_fault_survives_a_rebuild_from_the_journal(h: Harness):
     assert [a.kind for a in state.alarms.values()] == ["device-fault"]
     raw = table.encode_state(state)
     assert table.decode_state(raw) == state  # and survives a snapshot too
-    d = table.started(state, {"recovered_seq": len(h.events)})
-    for x in d.drafts:
-        state = table.apply(state, x.type, x.data)
     h.table, h.state = table, state
+    crash_restart(h)
     h.x(6, 2)
     h.x(1, 2)
     evs = h.game(3)
@@ -682,23 +680,34 @@ def test_system_failure_voids_the_spin_in_play_only_when_the_house_says_so():
         assert [v["reason"] for v in voids] == (["system-failure"] if on else [])
 
 
-def test_a_restart_mid_spin_voids_when_the_house_says_so():
-    h = Harness(void_on_system_failure=True)
-    h.start()
-    h.x(2, 4)
-    h.x(3, 2)
-    d = h.table.started(h.state, {"recovered_seq": 40})
-    assert [x.data["reason"] for x in d.drafts if x.type == "spin.void"] == ["system-failure"]
+def crash_restart(h: Harness) -> list[Ev]:
+    """The daemon died without ``daemon.stopped`` and starts again on the journaled state."""
+    out = []
+    d = h.table.started(h.state, {"recovered_seq": len(h.events)})
+    for x in d.drafts:
+        h.state = h.table.apply(h.state, x.type, x.data)
+        out.append((x.type, x.data))
+    h.table = Table(RouletteGame(h.rules), ["wheel"])  # a new process
+    return out
+
+
+def test_a_crash_mid_spin_voids_when_the_house_says_so():
+    for on in (False, True):
+        h = Harness(void_on_system_failure=on)
+        crash_restart(h)  # the first start: from now on the journal says "running"
+        h.start()
+        h.x(2, 4)
+        h.x(3, 2)
+        evs = crash_restart(h)
+        voids = [d["reason"] for d in of(evs, "spin.void")]
+        assert voids == (["system-failure"] if on else [])
 
 
 def test_after_a_restart_frames_resume_without_judging_across_the_gap(h: Harness):
     h.x(2, 4)
     h.x(3, 4)
     h.x(4, 4)
-    d = h.table.started(h.state, {"recovered_seq": 40})
-    for x in d.drafts:
-        h.state = h.table.apply(h.state, x.type, x.data)
-    h.table = Table(RouletteGame(h.rules), ["wheel"])  # a new process
+    crash_restart(h)
     h.last = "10"
     evs = h.x(5, 1, dt=0.5)
     assert types(evs)[0] == "wheel.resync"
@@ -773,10 +782,7 @@ def test_any_input_never_raises_and_keeps_the_invariants(
         elif what == "ok":
             h.run(DeviceHealth("wheel", "ok", "back", h.t))
         elif what == "restart":
-            d = h.table.started(h.state, {"recovered_seq": 1})
-            for x in d.drafts:
-                h.state = h.table.apply(h.state, x.type, x.data)
-            h.table = Table(RouletteGame(h.rules), ["wheel"])
+            crash_restart(h)
         elif what == "void":
             h.cmd("spin.void", reason="x")
         elif what == "clear":

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import itertools
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -223,3 +224,52 @@ def test_fault_every_picks_recoverable_faults_reproducibly():
         a.step()
         b.step()
     assert a.sent == b.sent and a.games > 5
+
+
+def test_the_roulette_config_runs_and_a_plain_sub_sees_every_spin(tmp_path):
+    """Acceptance: ``config/roulette.toml`` (ports and state moved, the wheel paced fast)
+    as a real daemon process; a plain pyzmq SUB sees each spin start, close and settle."""
+    import tempfile
+
+    from daemon_harness import Daemon, Subscriber, free_port
+
+    text = (Path(__file__).parents[1] / "config" / "roulette.toml").read_text()
+    run = tempfile.mkdtemp(prefix="tr-", dir="/tmp")
+    pub, rep = f"tcp://127.0.0.1:{free_port()}", f"tcp://127.0.0.1:{free_port()}"
+    text = text.replace(
+        'game = "roulette"\n',
+        f'game = "roulette"\nstate_dir = "{tmp_path / "state"}"\nruntime_dir = "{run}"\n',
+        1,
+    )
+    text = text.replace('"tcp://127.0.0.1:7710"', f'"{pub}"').replace(
+        '"tcp://127.0.0.1:7711"', f'"{rep}"'
+    )
+    text = text.replace("period = 0.5", "period = 0.5\npace = 0.01")
+    assert pub in text and "pace = 0.01" in text
+    cfg = tmp_path / "roulette.toml"
+    cfg.write_text(text)
+    sub = Subscriber(pub)
+    d = Daemon(cfg)
+    seen: dict[int, set[str]] = {}
+    try:
+        d.start()
+        wanted = ("spin.started", "betting.closed", "spin.result")
+
+        def settled(m: tuple[bytes, dict[str, Any]]) -> bool:
+            topic, ev = m
+            assert topic == f"roulette-1.{ev['type']}".encode()
+            if ev["type"] in wanted:
+                seen.setdefault(ev["data"]["spin"], set()).add(ev["type"])
+            return sum(1 for s in seen.values() if "spin.result" in s) >= 4
+
+        for _ in sub.until(settled, 30):
+            pass
+    finally:
+        sub.close()
+        d.stop()
+        d.close()
+    full = sorted(s for s, types in seen.items() if "spin.result" in types)
+    assert len(full) >= 4
+    # a late joiner may miss the first spin's start; every later spin is complete
+    assert all(seen[s] == set(wanted) for s in full[1:])
+    assert full == list(range(full[0], full[0] + len(full)))

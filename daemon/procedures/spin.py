@@ -733,6 +733,9 @@ class RouletteGame:
         g = d.state().game
         if g.phase not in IN_PLAY:
             return
+        if not g.closed:  # a result closes bets at the latest (seed 003 IV §2.1.1)
+            d.add("betting.closed", device=device, round=g.round, spin=g.spin)
+            g = d.state().game
         data = roulette.result_data(n, self.rules.double_zero)
         r = status.r if status is not None else None
         extra: dict[str, Any] = {}

@@ -138,6 +138,7 @@ class WheelSimulator:
         self.fault: str | None = None  # the fault playing out in this spin
         self.recover_at = 0.0  # simulated time a stopped wheel is restarted
         self.repeat_due = False
+        self.code_due = False
         self._stepped = False
         self.codes: list[int] = []  # what the next self-test reports
         self.history: list[int] = []  # every winning number, oldest first (the wheel's log)
@@ -328,11 +329,13 @@ class WheelSimulator:
             self.flags = 8
         elif self.fault == "component-fault":
             self.flags = 4
+        self.code_due = self.fault == "fault-code"
 
     def _in_rim(self, lasted: float, held: bool) -> None:
-        if self.fault == "fault-code" and not self.codes:
+        if self.code_due:
+            self.code_due = False
             self._write("*F 5")  # mode bit 256: the motor fault, during play [dev]
-            self.codes = [5]
+            self.codes.append(5)
         if self.fault in ("ball-direction", "launch-failure") and held:
             self._respin()  # no *R came: the wheel re-spins by itself
         elif self.fault in ("component-fault", "fault-code") and held:
