@@ -112,13 +112,17 @@ class Loop:
 class DaemonTarget:
     """tabled on its pty: commands, frames, and every event matched to its cause."""
 
-    def __init__(self, loop: Loop, sess: Session, profile: Path | None = None) -> None:
+    def __init__(
+        self, loop: Loop, sess: Session, profile: Path | None = None, **daemon: Any
+    ) -> None:
         self.loop = loop
         self.sess = sess
         self.where = proc.workdir("lat-")
         self.pty = proc.Pty()
-        self.cfg, self.ep = proc.write_config(self.where, sess, port=self.pty.path)
-        self.d = proc.DaemonProcess(self.cfg, log=self.where / "daemon.log")
+        self.cfg, self.ep = proc.write_config(
+            self.where, sess, port=self.pty.path, log_level=daemon.pop("log_level", "info")
+        )
+        self.d = proc.DaemonProcess(self.cfg, log=self.where / "daemon.log", **daemon)
         self.profile = profile
         self.spy: subprocess.Popen[bytes] | None = None
         # expected[i] = (event type, frame index or -1 for a command); arrivals line up with it
@@ -310,9 +314,14 @@ def run_one(
     *,
     profile: Path | None = None,
     log: Callable[[str], None] = print,
+    **opts: Any,
 ) -> dict[str, Any]:
+    """One session at one pace, tabled and the floor interleaved round by round.
+
+    ``opts``: ``variant``, ``cpus``, ``log_level`` for experiments (bench.experiments).
+    """
     loop = Loop()
-    daemon = DaemonTarget(loop, sess, profile)
+    daemon = DaemonTarget(loop, sess, profile, **opts)
     floor = FloorTarget(loop)
     rng_d, rng_f = random.Random(1), random.Random(1)
     try:

@@ -142,9 +142,23 @@ level = "{log_level}"
 class DaemonProcess:
     """One tabled process: start, READY, /proc figures, stop."""
 
-    def __init__(self, config: Path, *, log: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: Path,
+        *,
+        log: Path | None = None,
+        variant: str | None = None,
+        cpus: str | None = None,
+    ) -> None:
+        """``variant``: run through :mod:`bench.variant` (an experiment, never the figures of
+        ``make bench``); ``cpus``: pin the process to these CPUs (``taskset -c``)."""
         self.config = config
         self.log = log
+        self.argv = [str(TABLED), "--config", str(config)]
+        if variant is not None:
+            self.argv = [sys.executable, "-m", "bench.variant", variant, "--config", str(config)]
+        if cpus is not None:
+            self.argv = ["taskset", "-c", cpus, *self.argv]
         d = Path(tempfile.mkdtemp(prefix="tn-", dir="/tmp"))
         self._notify_dir = d
         self.notify_path = d / "notify"
@@ -169,7 +183,7 @@ class DaemonProcess:
         out = self.log.open("wb") if self.log is not None else subprocess.DEVNULL
         t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [str(TABLED), "--config", str(self.config)],
+            self.argv,
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -136,6 +136,7 @@ class Daemon:
         self.pipeline.taps.append(self._trace_input)
         self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(log_events)
+        self.pipeline.listeners.append(self._device_actions)
         self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
             {"version": self.version, "recovered_seq": self.journal.last_seq, "pid": os.getpid()}
@@ -231,6 +232,12 @@ class Daemon:
                     sim.resume(summary(self.pipeline.state.game))
                 self._device_tasks.append(asyncio.create_task(sim.run(), name=f"sim:{dc.name}"))
                 port = link.path
+            if driver.transport == "usb":
+                transport: Any = driver.usb_transport(  # type: ignore[attr-defined]
+                    reconnect_max=dc.reconnect_max, clock=self.clock.mono
+                )
+                self._attach(dc, runner, transport)
+                continue
             d = driver.serial_defaults
             settings = SerialSettings(
                 baudrate=dc.baudrate or d.baudrate,
@@ -241,14 +248,40 @@ class Daemon:
             transport = SerialTransport(
                 port, settings, reconnect_max=dc.reconnect_max, clock=self.clock.mono
             )
-            runner.transport = transport
-            runner.spec = dc.port
-            runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
-            runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
-            self.devices[dc.name] = runner
-            self._device_tasks.append(
-                asyncio.create_task(transport.run(runner), name=f"device:{dc.name}")
-            )
+            self._attach(dc, runner, transport)
+
+    def _attach(self, dc: DeviceConfig, runner: DeviceRunner, transport: Any) -> None:
+        """One device's runner on its transport, tapped for traces, running until shutdown."""
+        runner.transport = transport
+        runner.spec = dc.port
+        runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
+        runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
+        self.devices[dc.name] = runner
+        self._device_tasks.append(
+            asyncio.create_task(transport.run(runner), name=f"device:{dc.name}")
+        )
+
+    def _device_actions(self, events: Any) -> None:
+        """Committed decisions that a device must hear: technicians' commands, void acknowledgements."""
+        for ev in events:
+            d = ev.data
+            runner = self.devices.get(d.get("device", ""))
+            if runner is None:
+                continue
+            if ev.type == "device.command":
+                encode = getattr(runner.driver, "encode_command", None)
+                text = d["command"]
+                data = (
+                    encode(text)
+                    if encode is not None
+                    else text.encode("ascii", "replace") + b"\r\n"
+                )
+                if not runner.send(data):
+                    log.warning("device command not sent: device not connected", device=runner.name)
+            elif ev.type == "spin.void" and d.get("acknowledge"):
+                ack = getattr(runner.driver, "void_acknowledgement", lambda: None)()
+                if ack:
+                    runner.send(ack)
 
     def _journal_state(self, ok: bool, error: str | None) -> None:
         """The journal cannot be told of its own failure: the bus and systemd are."""
@@ -431,7 +464,15 @@ def log_events(events: Any) -> None:
     """One log line per committed event: what a person watching ``make run`` follows."""
     for ev in events:
         d = ev.data
-        if ev.type == "hand.result":
+        if ev.type == "hand.result" and "dragon" in d:
+            log.info(
+                f"hand {d['hand']}: {d['winner'].upper()}",
+                seq=ev.seq,
+                shoe=d["shoe"],
+                dragon=d["dragon"],
+                tiger=d["tiger"],
+            )
+        elif ev.type == "hand.result":
             log.info(
                 f"hand {d['hand']}: {d['winner'].upper()}",
                 seq=ev.seq,

@@ -12,6 +12,7 @@ import getpass
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-RESULTS = ("hand.result", "hand.void", "spin.result", "spin.void")
+RESULTS = ("hand.result", "hand.void", "spin.result", "spin.void", "dice.result", "round.void")
 
 
 def cmd_recall(a: argparse.Namespace) -> int:
@@ -125,7 +126,27 @@ def _game_text(g: dict[str, Any]) -> str:
     end = g["end"]
     d = end["data"]
     head = f"seq {end['seq']}  {end['time']}  "
-    if end["type"] == "hand.result":
+    if end["type"] == "hand.result" and "dragon" in d:
+        head += (
+            f"shoe {d['shoe']} hand {d['hand']}: {d['winner'].upper()}  "
+            f"dragon {d['dragon']}  tiger {d['tiger']}"
+            + ("  [suited tie]" if d.get("suited_tie") else "")
+        )
+    elif end["type"] == "spin.result":
+        head += (
+            f"spin {d['spin']} (wheel {d.get('wheel_spin')}): {d.get('pocket', d['number'])} "
+            f"{d['color']}  rotor {d.get('rotor_direction')} {d.get('rotor_rpm')} rpm"
+        )
+    elif end["type"] == "dice.result":
+        head += (
+            f"round {d['round']}: {' '.join(map(str, d['faces']))} = {d['total']} "
+            f"{d.get('size') or 'triple'}"
+            + (f"  ({d['reshakes']} re-shakes)" if d.get("reshakes") else "")
+        )
+    elif end["type"] in ("spin.void", "round.void"):
+        what = f"spin {d.get('spin')}" if end["type"] == "spin.void" else f"round {d.get('round')}"
+        head += f"{what}: VOID ({d['reason']}) by {d.get('by')}"
+    elif end["type"] == "hand.result":
         head += (
             f"shoe {d['shoe']} hand {d['hand']}: {d['winner'].upper()}  "
             f"player {' '.join(d['player'])} ({d['player_total']})  "
@@ -194,7 +215,9 @@ def _endpoint(s: Settings, role: str | None) -> str:
     if role is not None:
         if role not in s.role_endpoints:
             have = ", ".join(s.role_endpoints) or "none (one socket for all)"
-            raise ConfigError(s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"])
+            raise ConfigError(
+                s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"]
+            )
         return s.role_endpoints[role]
     for r in ROLE_ORDER:
         ep = s.role_endpoints.get(r)
@@ -286,6 +309,61 @@ def _operator(cmd: str, **fixed: Any) -> Any:
     return run
 
 
+def _device_session(a: argparse.Namespace, device: str, commands: list[str], wait: float) -> int:
+    """Send commands through the table (journaled), then show the device's replies from the bus."""
+    from daemon.subscriber import Follower
+
+    s = _settings(a)
+    f = Follower(s.config.bus.publish, s.config.bus.replay, table=s.table)
+    try:
+        next(f.events(timeout=3.0, heartbeats=True), None)  # live subscription before we ask
+        start = None
+        for text in commands:
+            rc, res = _call(a, "device.command", device=device, command=text)
+            if rc:
+                return rc
+            start = res["last_seq"] if start is None else start
+        f.last_seq = (start or 1) - 1
+        f._live = False
+        replies = []
+        deadline = time.monotonic() + wait
+        for ev in f.events(timeout=max(0.1, wait), heartbeats=False):
+            if ev.type == "device.reply" and ev.data.get("device") == device:
+                replies.append(ev.data)
+                if not a.json:
+                    print(f"{ev.time}  {ev.data['command']:<8} {ev.data['text']}")
+            if time.monotonic() > deadline:
+                break
+        if a.json:
+            _print_json(replies)
+        elif not replies:
+            print(f"no reply from {device} within {wait:g} s", file=sys.stderr)
+        return EXIT_OK if replies else EXIT_ATTENTION
+    finally:
+        f.close()
+
+
+def cmd_device(a: argparse.Namespace) -> int:
+    return _device_session(a, a.device, [" ".join(a.command)], a.wait)
+
+
+#: the tuning parameters a studio technician reads (tests/captures/cammegh-ss2/studio-settings-2025-11.log)
+WHEEL_SETTINGS = tuple("CDGHIJKMNPQRSTZ")
+
+
+def cmd_wheel(a: argparse.Namespace) -> int:
+    if a.action == "version":
+        return _device_session(a, a.device, ["*V", "*S"], a.wait or 3.0)
+    if a.action == "selftest":
+        # idle only, up to 5 minutes (vendor): the wheel answers *F BUSY, then one *F per fault
+        return _device_session(a, a.device, ["*F"], a.wait or 330.0)
+    if a.action == "settings":
+        letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
+        return _device_session(a, a.device, [f"*T {x}" for x in letters], a.wait or 5.0)
+    pages = a.args or ["0"]
+    return _device_session(a, a.device, [f"*s r {p}" for p in pages], a.wait or 10.0)
+
+
 def cmd_card(a: argparse.Namespace) -> int:
     if a.card.lower() == "accept":
         a.card = None
@@ -337,10 +415,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the daemon")
     p.add_argument("--actor", default=None, help="who is acting (default: your login name)")
-    p.add_argument("--role", default=os.environ.get("TABLED_ROLE"),
-                   choices=["viewer", "dealer", "supervisor", "technician"],
-                   help="use this role's control socket (default: $TABLED_ROLE, else the first "
-                   "role socket you may open)")
+    p.add_argument(
+        "--role",
+        default=os.environ.get("TABLED_ROLE"),
+        choices=["viewer", "dealer", "supervisor", "technician"],
+        help="use this role's control socket (default: $TABLED_ROLE, else the first "
+        "role socket you may open)",
+    )
     p.add_argument(
         "--key",
         default=None,
@@ -401,8 +482,10 @@ def parser() -> argparse.ArgumentParser:
     cd.add_argument("card")
     cd.set_defaults(func=cmd_card)
 
-    vd = sub.add_parser("void", help="void the hand in play or the rest of the shoe")
-    vd.add_argument("what", choices=["hand", "shoe"])
+    vd = sub.add_parser(
+        "void", help="void the hand, the rest of the shoe, the spin or the dice round"
+    )
+    vd.add_argument("what", choices=["hand", "shoe", "spin", "round"])
     vd.add_argument("--reason", required=True)
     vd.set_defaults(func=lambda a: _operator(f"{a.what}.void")(a))
 
@@ -416,6 +499,23 @@ def parser() -> argparse.ArgumentParser:
     from daemon.keys import add_parser as add_keys_parser
 
     add_keys_parser(sub)
+
+    rr = sub.add_parser("round", help="Sic Bo: resume a paused round")
+    rr.add_argument("action", choices=["resume"])
+    rr.set_defaults(func=_operator("round.resume"))
+
+    dv = sub.add_parser("device", help="send a command to a device (technician; journaled first)")
+    dv.add_argument("device")
+    dv.add_argument("command", nargs="+", help="the command text, e.g. *V or '*T D'")
+    dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
+    dv.set_defaults(func=cmd_device)
+
+    wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
+    wh.add_argument("action", choices=["version", "selftest", "settings", "log"])
+    wh.add_argument("args", nargs="*", help="settings: parameter letters; log: page numbers")
+    wh.add_argument("--device", default="wheel")
+    wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
+    wh.set_defaults(func=cmd_wheel)
 
     al = sub.add_parser("alarm", help="clear a latched alarm")
     al.add_argument("action", choices=["clear"])

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Protocol
 import msgspec
 
 from daemon.events import Draft
-from drivers.readings import Reading
+from drivers.readings import DeviceReply, Reading
 
 # -- inputs ------------------------------------------------------------------------
 
@@ -203,7 +203,10 @@ class Table:
         "alarm.clear": spec(
             "clear a latched alarm: alarm clear ID --reason", "supervisor", "technician"
         ),
+        "device.command": spec("send a command to a device (journaled first)", "technician"),
     }
+    #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
+    QUIET_REPLIES: ClassVar[frozenset[str]] = frozenset({"status", "*X"})
 
     def __init__(self, game: Game, devices: list[str]) -> None:
         self.game = game
@@ -223,6 +226,13 @@ class Table:
 
     def decide(self, t: TableState, inp: Input) -> Decision:
         d = Decision(base=t, fold=self.apply)
+        if isinstance(inp, DeviceReading) and isinstance(inp.reading, DeviceReply):
+            # A device's answer is the same for every game: journaled so a technician's
+            # session (versions, self-tests, settings) is on the record and replays.
+            r = inp.reading
+            if r.command not in self.QUIET_REPLIES:
+                d.add("device.reply", device=inp.device, command=r.command, text=r.text)
+            return d
         if isinstance(inp, DeviceHealth):
             if t.devices.get(inp.device) != inp.health:
                 etype = {"ok": "device.connected"}.get(inp.health, f"device.{inp.health}")
@@ -246,6 +256,19 @@ class Table:
                 role=inp.role,
                 source=inp.source,
             )
+            if inp.name == "device.command":
+                dev, text = str(inp.args.get("device", "")), str(inp.args.get("command", ""))
+                if dev not in t.devices:
+                    d.refused = f"no device {dev!r} (devices: {', '.join(t.devices) or 'none'})"
+                elif not text:
+                    d.refused = "device.command needs a command"
+                elif t.devices[dev] != "ok":
+                    d.refused = f"device {dev} is {t.devices[dev]}: the command would not reach it"
+                else:
+                    d.add("device.command", device=dev, command=text, by=inp.actor)
+                if d.refused is not None:
+                    d.drafts.clear()
+                return d
             if inp.name == "alarm.clear":
                 self._clear_alarm(t, inp, d)
                 if d.refused is not None:

@@ -38,7 +38,6 @@ from daemon.table import (
     spec,
 )
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
-from drivers.readings import DeviceReply
 
 Phase = Literal["settling", "betting", "closed", "shaking", "paused"]
 IN_ROUND: tuple[Phase, ...] = ("betting", "closed", "shaking", "paused")
@@ -156,8 +155,6 @@ class SicBoGame:
                 self._not_flat(t, g, d, dev, r)
             elif isinstance(r, ShakerFault):
                 self._fault(t, g, d, dev, r)
-            elif isinstance(r, DeviceReply) and r.command != "status":
-                d.add("device.reply", device=dev, command=r.command, text=r.text)
         elif isinstance(inp, Command):
             self._command(g, inp, d)
 

@@ -40,7 +40,7 @@ from daemon.table import (
     spec,
 )
 from drivers.cammegh import M360_FLAGS, M360_STATES, SS2_FLAGS, SS2_STATES, flag_names
-from drivers.readings import DeviceReply, GameEvent, WheelFault, WheelStatus, WinningNumber
+from drivers.readings import GameEvent, WheelFault, WheelStatus, WinningNumber
 
 Phase = Literal["waiting", "joined", "betting", "spinning", "closed", "settled", "voided"]
 IN_PLAY: tuple[Phase, ...] = ("spinning", "closed")
@@ -233,8 +233,6 @@ class RouletteGame:
                 self._milestone(t, dev, r, inp.mono, d)
             elif isinstance(r, WheelFault):
                 self._fault(t, d, dev, r.code, r.meaning, [_text(r.frame)])
-            elif isinstance(r, DeviceReply):
-                d.add("device.reply", device=dev, command=r.command, text=r.text)
         elif isinstance(inp, DeviceHealth):
             g: RouletteState = t.game
             if inp.health != "ok" and inp.device == g.device:

@@ -1,0 +1,86 @@
+"""Measure proposed fixes before they are made: the latency run, once per variant.
+
+    python -m bench.experiments [--cards N] [--repeat R] [NAME …]
+
+Each experiment plays the same shoe session at both paces, tabled and the
+floor interleaved as in ``make bench``, and prints latency (p50/p99/p99.9),
+the part after the daemon read the bytes, and the CPU per event. Variants
+run in turn, ``--repeat`` times each, alternating, so that the shared
+machine's load falls on all of them alike. Results go to
+bench/results/experiments.json. Not part of ``make bench``.
+
+Experiments:
+
+* ``baseline``: tabled as it is;
+* ``inline-commit``: the journal append in the loop thread (bench.variant);
+* ``log-warning``: ``[log] level = "warning"``: no info line per event;
+* ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
+  systemd's ``CPUAffinity=`` would): its threads hand off without waking
+  another CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from typing import Any
+
+from bench.latency import run_one
+from bench.proc import ROOT
+from bench.session import shoe_session
+
+EXPERIMENTS: dict[str, dict[str, Any]] = {
+    "baseline": {},
+    "inline-commit": {"variant": "inline-commit"},
+    "log-warning": {"log_level": "warning"},
+    "one-cpu": {"cpus": "1"},
+}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.experiments")
+    p.add_argument("names", nargs="*", default=list(EXPERIMENTS))
+    p.add_argument("--cards", type=int, default=3_000)
+    p.add_argument("--repeat", type=int, default=2)
+    a = p.parse_args()
+    sess = shoe_session(cards=a.cards)
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+        n: {"paced": [], "full": []} for n in a.names
+    }
+    for i in range(a.repeat):
+        for name in a.names:
+            for mode, gap in (("paced", 0.0005), ("full", None)):
+                print(f"[{i + 1}/{a.repeat}] {name} {mode}", flush=True)
+                runs[name][mode].append(run_one(sess, gap, **EXPERIMENTS[name]))
+    out: dict[str, Any] = {}
+    print(
+        f"\n{'':24} {'mode':6} {'p50':>6} {'p99':>6} {'p99.9':>6} {'read→sub p50':>13} {'CPU us/event':>13} {'other load':>10}"
+    )
+    for name, modes in runs.items():
+        out[name] = {}
+        for mode, rs in modes.items():
+            med = {
+                k: statistics.median(r["tabled_ms"][k] for r in rs) for k in ("p50", "p99", "p99_9")
+            }
+            rsub = statistics.median(
+                r["tabled_read_to_sub_ms"]["p50"] for r in rs if r["tabled_read_to_sub_ms"]
+            )
+            cpu = statistics.median(r["tabled_cpu_us_per_event"] for r in rs)
+            load = statistics.median(r["machine_load"]["other_cores"] for r in rs)
+            out[name][mode] = {
+                "median_ms": med,
+                "read_to_sub_p50_ms": rsub,
+                "cpu_us_per_event": cpu,
+                "other_cores": load,
+                "runs": rs,
+            }
+            print(
+                f"{name:24} {mode:6} {med['p50']:6.2f} {med['p99']:6.2f} {med['p99_9']:6.2f} {rsub:13.2f} {cpu:13.1f} {load:10.2f}"
+            )
+    (ROOT / "bench" / "results" / "experiments.json").write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
