@@ -147,8 +147,8 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
                 load = x.get("machine_load") or {}
                 rows.append(
                     (
-                        "  other load on the machine meanwhile (cores)",
-                        f"{load.get('other_cores')}",
+                        "  meanwhile: other processes / hypervisor steal (cores)",
+                        f"{load.get('other_cores')} / {load.get('steal_cores')}",
                         "",
                     )
                 )

@@ -354,6 +354,10 @@ def run_one(
         loop.close()
 
     # -- match ----------------------------------------------------------------------------
+    if len(daemon.arrivals) != len(daemon.expected):
+        raise RuntimeError(
+            f"{len(daemon.arrivals)} events arrived, the session expects {len(daemon.expected)}"
+        )
     all_frames = sess.frames
     ours: list[int] = []
     ours_read: list[int] = []  # write → the daemon read the bytes (the event's mono)

@@ -309,7 +309,13 @@ def _operator(cmd: str, **fixed: Any) -> Any:
     return run
 
 
-def _device_session(a: argparse.Namespace, device: str, commands: list[str], wait: float) -> int:
+def _device_session(
+    a: argparse.Namespace,
+    device: str,
+    commands: list[str],
+    wait: float,
+    until: Any = None,
+) -> int:
     """Send commands through the table (journaled), then show the device's replies from the bus."""
     from daemon.subscriber import Follower
 
@@ -332,7 +338,7 @@ def _device_session(a: argparse.Namespace, device: str, commands: list[str], wai
                 replies.append(ev.data)
                 if not a.json:
                     print(f"{ev.time}  {ev.data['command']:<8} {ev.data['text']}")
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (until is not None and until(replies)):
                 break
         if a.json:
             _print_json(replies)
@@ -344,7 +350,7 @@ def _device_session(a: argparse.Namespace, device: str, commands: list[str], wai
 
 
 def cmd_device(a: argparse.Namespace) -> int:
-    return _device_session(a, a.device, [" ".join(a.command)], a.wait)
+    return _device_session(a, a.device, [" ".join(a.command)], a.wait, lambda r: len(r) >= 1)
 
 
 #: the tuning parameters a studio technician reads (tests/captures/cammegh-ss2/studio-settings-2025-11.log)
@@ -352,16 +358,24 @@ WHEEL_SETTINGS = tuple("CDGHIJKMNPQRSTZ")
 
 
 def cmd_wheel(a: argparse.Namespace) -> int:
+    def each(n: int) -> Any:
+        return lambda replies: len(replies) >= n
+
     if a.action == "version":
-        return _device_session(a, a.device, ["*V", "*S"], a.wait or 3.0)
+        return _device_session(a, a.device, ["*V", "*S"], a.wait or 3.0, each(2))
     if a.action == "selftest":
-        # idle only, up to 5 minutes (vendor): the wheel answers *F BUSY, then one *F per fault
-        return _device_session(a, a.device, ["*F"], a.wait or 330.0)
+        # idle only, up to 5 minutes (vendor): *F BUSY, then one *F per fault, *F 0 when none
+        def done(replies: list[dict[str, Any]]) -> bool:
+            return any(r["text"].strip() in ("0", "F 0", "*F 0") for r in replies)
+
+        return _device_session(a, a.device, ["*F"], a.wait or 330.0, done)
     if a.action == "settings":
         letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
-        return _device_session(a, a.device, [f"*T {x}" for x in letters], a.wait or 5.0)
+        cmds = [f"*T {x}" for x in letters]
+        return _device_session(a, a.device, cmds, a.wait or 5.0, each(len(cmds)))
     pages = a.args or ["0"]
-    return _device_session(a, a.device, [f"*s r {p}" for p in pages], a.wait or 10.0)
+    cmds = [f"*s r {p}" for p in pages]
+    return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
 
 
 def cmd_card(a: argparse.Namespace) -> int:
