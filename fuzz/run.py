@@ -4,6 +4,7 @@
     python fuzz/run.py --seconds 30 shoe_line dice  # some targets (file names, with or
                                                     # without ``fuzz_``; ``-`` or ``_``)
     python fuzz/run.py --runs 3000 --seed 1 --json  # a fixed number of inputs, as CI does
+    python fuzz/run.py --seconds 5 path/to/fuzz_x.py # a target file kept elsewhere
 
 Each target runs in its own process (libFuzzer exits the process when it is done).
 A target whose invariant breaks is reported as a crash, with the input libFuzzer
@@ -41,6 +42,9 @@ def pick(names: list[str]) -> dict[str, Path]:
         return known
     out: dict[str, Path] = {}
     for n in names:
+        if n.endswith(".py") and Path(n).is_file():  # a target file anywhere
+            out[Path(n).stem.removeprefix("fuzz_")] = Path(n).resolve()
+            continue
         key = Path(n).stem.removeprefix("fuzz_").replace("-", "_")
         hits = [k for k in known if k == key] or [k for k in known if k.startswith(key)]
         if not hits:

@@ -459,3 +459,58 @@ def test_refused_alarm_clear_is_not_journaled():
     h = Harness()
     assert h.cmd("alarm.clear", id="A9") == []
     assert "no active alarm" in h.refused
+
+
+# -- the card shuffler (issue: a new shoe only from a completed shuffle with the right count) --
+
+
+def shuffler(h: Harness, reading) -> list[tuple[str, dict]]:
+    return h._run(DeviceReading("shuffler", reading, 0.0))
+
+
+def test_a_new_shoe_needs_a_counted_shuffle_when_the_house_requires_it():
+    from drivers.shuffler_readings import ShuffleDone, ShuffleStarted
+
+    h = Harness(start_burn="none", require_shuffle=True)
+    h.cmd("shoe.new")
+    assert "no completed shuffle" in h.refused
+    shuffler(h, ShuffleStarted(shuffle_id=7, decks=8))
+    evs = shuffler(h, ShuffleDone(shuffle_id=7, decks=8, cards=416,
+                                  rank_counts={r: 32 for r in "A23456789TJQK"}))
+    assert of(evs, "shuffle.completed")[0]["ok"] is True
+    evs = h.cmd("shoe.new")
+    assert of(evs, "shoe.started")[0]["shuffle"] == {"shuffle_id": 7, "device": "shuffler"}
+    h.hand("9S", "2C", "KD", "4C")
+    h.cmd("shoe.void", reason="test")
+    h.cmd("shoe.new")
+    assert "no completed shuffle" in h.refused  # a shuffle makes one shoe only
+
+
+def test_a_wrong_count_takes_the_cards_out_of_play():
+    from drivers.shuffler_readings import ShuffleCountMismatch, ShuffleDone
+
+    h = Harness(start_burn="none", require_shuffle=True)
+    evs = shuffler(h, ShuffleDone(shuffle_id=1, decks=8, cards=415))
+    assert of(evs, "alarm.raised")[0]["kind"] == "shuffle-count-mismatch"
+    assert "out of play" in of(evs, "alarm.raised")[0]["message"]
+    h.cmd("shoe.new")
+    assert "no completed shuffle" in h.refused
+    evs = shuffler(h, ShuffleCountMismatch(shuffle_id=2, expected=416, counted=417))
+    assert of(evs, "shuffle.completed")[0]["ok"] is False
+    evs = shuffler(h, ShuffleDone(shuffle_id=3, decks=8, cards=416, rank_counts={"A": 31}))
+    assert of(evs, "shuffle.completed")[0]["ok"] is False
+
+
+def test_a_shuffler_fault_during_a_hand_voids_it_wagers_returned():
+    from drivers.shuffler_readings import ShufflerFault, ShufflerJam
+
+    h = Harness(start_burn="none")
+    h.new_shoe()
+    assert "hand.void" not in h.types(shuffler(h, ShufflerJam(where="elevator")))
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    h.card("9S")
+    evs = shuffler(h, ShufflerFault(code=3, meaning="motor"))
+    v = of(evs, "hand.void")[0]
+    assert v["reason"] == "shuffler-fault" and "wagers returned" in v["rule"]
+    assert any(a.kind == "shuffler-fault" for a in h.state.alarms.values())

@@ -31,7 +31,31 @@ from daemon.table import (
     raise_alarm,
     spec,
 )
-from drivers.readings import CardDrawn, CardUnreadable, CutCardOut, ShoeInserted, ShoeRemoved
+from drivers.readings import (
+    CardDrawn,
+    CardUnreadable,
+    CutCardOut,
+    Reading,
+    ShoeInserted,
+    ShoeRemoved,
+)
+from drivers.shuffler_readings import (
+    ShuffleCountMismatch,
+    ShuffleDone,
+    ShufflerDoorOpen,
+    ShufflerFault,
+    ShufflerJam,
+    ShuffleStarted,
+)
+
+SHUFFLER_READINGS = (
+    ShuffleStarted,
+    ShuffleDone,
+    ShuffleCountMismatch,
+    ShufflerJam,
+    ShufflerDoorOpen,
+    ShufflerFault,
+)
 
 Phase = Literal[
     "no-shoe", "burning", "demo", "settling", "betting", "dealing", "paused", "shoe-ended"
@@ -67,6 +91,9 @@ class ShoeRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     settle_seconds: Annotated[float, msgspec.Meta(ge=0)] = 3.0
     #: the croupier starts a new shoe by itself when one ends (demo tables).
     auto_new_shoe: bool = False
+    #: a new shoe starts only from a shuffler's completed shuffle with the right card count
+    #: (a counting shuffler's wrong count takes the cards out of play: COMAR 36.05.03.27 C)
+    require_shuffle: bool = False
 
     def __post_init__(self) -> None:
         if self.cut_card >= self.decks * 52:
@@ -118,6 +145,8 @@ class ShoeState(msgspec.Struct, frozen=True):
     held: tuple[Held, ...] = ()
     pause_alarm: str | None = None
     results: int = 0
+    #: the last completed shuffle that passed the count, not yet made a shoe (id, device)
+    shuffle: dict[str, Any] | None = None
 
 
 class HandRules(Protocol):
@@ -225,6 +254,8 @@ class ShoeGame:
                 d.add("shoe.removed", shoe=s.shoe, device=dev)
             elif isinstance(r, ShoeInserted):
                 d.add("shoe.inserted", shoe=s.shoe, device=dev)
+            elif isinstance(r, SHUFFLER_READINGS):
+                self._shuffler(t, s, d, dev, r)
         elif isinstance(inp, Command):
             self._command(t, s, inp, d)
 
@@ -279,8 +310,15 @@ class ShoeGame:
                     rule="seed 000/001 art. 3.2: the shoe may be replaced after any hand",
                 )
             r = self.rules
+            if r.require_shuffle and s.shuffle is None:
+                d.refused = (
+                    "no completed shuffle with the right card count is waiting: shuffle the "
+                    "cards first (house rule require_shuffle)"
+                )
+                return
             d.add(
                 "shoe.started",
+                shuffle=s.shuffle,
                 shoe=s.shoe + 1,
                 decks=r.decks,
                 burn="none" if r.continuous_shuffler else r.start_burn,
@@ -342,6 +380,96 @@ class ShoeGame:
                 by=by,
                 rule="seed 000/001 art. 10: a supervisor decides",
             )
+
+    def _shuffler(self, t: TableState, s: ShoeState, d: Decision, dev: str, r: Reading) -> None:
+        """The shuffler's word is untrusted: counts are checked, and no deck order is ever kept."""
+        full = self.rules.decks * 52
+        if isinstance(r, ShuffleStarted):
+            d.add("shuffle.started", device=dev, shuffle_id=r.shuffle_id, decks=r.decks)
+        elif isinstance(r, ShuffleDone):
+            problems = []
+            if r.decks != self.rules.decks:
+                problems.append(f"{r.decks} decks shuffled, the table plays {self.rules.decks}")
+            if r.cards != full:
+                problems.append(f"{r.cards} cards counted, {full} expected")
+            if r.rank_counts:
+                bad = {k: v for k, v in r.rank_counts.items() if v != self.rules.decks * 4}
+                if bad:
+                    problems.append(f"rank counts off: {bad}")
+            ok = not problems
+            d.add(
+                "shuffle.completed",
+                device=dev,
+                shuffle_id=r.shuffle_id,
+                decks=r.decks,
+                cards=r.cards,
+                ok=ok,
+                problems=problems,
+            )
+            if not ok:
+                self._count_alarm(t, d, dev, r.shuffle_id, "; ".join(problems))
+        elif isinstance(r, ShuffleCountMismatch):
+            d.add(
+                "shuffle.completed",
+                device=dev,
+                shuffle_id=r.shuffle_id,
+                decks=self.rules.decks,
+                cards=r.counted,
+                ok=False,
+                problems=[f"{r.counted} cards counted, {r.expected} expected"],
+            )
+            self._count_alarm(
+                t, d, dev, r.shuffle_id, f"{r.counted} cards counted, {r.expected} expected"
+            )
+        elif isinstance(r, ShufflerFault | ShufflerJam):
+            what = (
+                f"fault {r.code}: {r.meaning}"
+                if isinstance(r, ShufflerFault)
+                else f"jam {r.where}".strip()
+            )
+            raise_alarm(
+                t,
+                d,
+                "shuffler-fault",
+                f"the shuffler reports {what}",
+                rule="a shuffler malfunction mid-round ends the round, wagers returned "
+                "(mini-baccarat rule 12.4)",
+                action="clear the jam or fault, run the shuffler's self-test, then clear the alarm",
+                device=dev,
+            )
+            if s.phase in IN_HAND and not s.demo:
+                self._void_hand(
+                    t,
+                    s,
+                    d,
+                    reason="shuffler-fault",
+                    by="table",
+                    rule="mini-baccarat rule 12.4: wagers returned",
+                )
+        elif isinstance(r, ShufflerDoorOpen):
+            raise_alarm(
+                t,
+                d,
+                "shuffler-door-open",
+                "the shuffler's door is open",
+                rule="cards must not be reachable during play",
+                action="close the door",
+                severity="warning",
+                device=dev,
+            )
+
+    def _count_alarm(
+        self, t: TableState, d: Decision, dev: str, shuffle_id: int, what: str
+    ) -> None:
+        raise_alarm(
+            t,
+            d,
+            "shuffle-count-mismatch",
+            f"shuffle {shuffle_id}: {what}; the cards are out of play",
+            rule="a counting shuffler's wrong count takes the deck out of play (COMAR 36.05.03.27 C)",
+            action="take the cards out, recount or replace them, shuffle again",
+            device=dev,
+        )
 
     def _not_now(self, s: ShoeState, what: str) -> str:
         if s.phase == "no-shoe":
@@ -816,6 +944,13 @@ class ShoeGame:
         if type_ == "hand.started":
             return rep(
                 s, demo=True, demo_hand=data["hand"], boxes={b: () for b in self.hand_rules.boxes}
+            )
+        if type_ == "shuffle.completed":
+            return rep(
+                s,
+                shuffle={"shuffle_id": data["shuffle_id"], "device": data["device"]}
+                if data["ok"]
+                else None,
             )
         if type_ == "shoe.started":
             due = self.rules.first_burn() if data["burn"] != "none" else 0
