@@ -94,10 +94,26 @@ def cmd_recall(a: argparse.Namespace) -> int:
 
     path = _journal_path(a)
     db = connect(path, readonly=True)
-    rows = db.execute(
-        f"SELECT seq FROM events WHERE type IN ({','.join('?' * len(RESULTS))}) ORDER BY seq DESC LIMIT ?",
-        (*RESULTS, a.last),
-    ).fetchall()
+    if a.hand:
+        # one game: SHOE:HAND for card games, or a spin/round number
+        shoe, _, num = a.hand.partition(":")
+        cond = (
+            "json_extract(body, '$.data.shoe') = ? AND json_extract(body, '$.data.hand') = ?"
+            if num
+            else "(json_extract(body, '$.data.spin') = ? OR json_extract(body, '$.data.round') = ?)"
+        )
+        params = (int(shoe), int(num)) if num else (int(shoe), int(shoe))
+        rows = db.execute(
+            f"SELECT seq FROM events WHERE type IN ({','.join('?' * len(RESULTS))}) AND {cond} "
+            "ORDER BY seq DESC LIMIT 1",
+            (*RESULTS, *params),
+        ).fetchall()
+    else:
+        rows = db.execute(
+            f"SELECT seq FROM events WHERE type IN ({','.join('?' * len(RESULTS))}) "
+            "ORDER BY seq DESC LIMIT ?",
+            (*RESULTS, a.last),
+        ).fetchall()
     if not rows:
         print("no games in the journal yet")
         return EXIT_OK
@@ -456,6 +472,7 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("recall", help="the last games with every card, void and alarm")
     r.add_argument("--last", type=int, default=10)
+    r.add_argument("--hand", help="one game: SHOE:HAND (card games) or a spin/round number")
     r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
     r.set_defaults(func=cmd_recall)
 

@@ -144,3 +144,19 @@ def test_recall_prints_the_last_games(tmp_path, capsys):
     assert (
         out.count("shoe 2 hand") >= 4 and "card-before-betting-closed" not in out
     ) or "alarm.raised" in out
+
+
+def test_recall_one_hand(tmp_path, capsys):
+    from daemon.capture import load
+    from daemon.replay import replay
+
+    r = replay([load(ROOT / "tests" / "captures" / "shoe-line" / "extra-cards.log")])
+    path = tmp_path / "j.sqlite"
+    j = Journal(path, "cap")
+    for ev in r.events:
+        j.append([Batch([Draft(ev.type, ev.data)], ev.time, ev.mono)])
+    j.close()
+    assert tablectl(["recall", "--hand", "1:5", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("seq ") and "shoe 1 hand 5:" in out and "card KC → player" in out
+    assert "hand 4:" not in out
