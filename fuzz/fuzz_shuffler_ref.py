@@ -67,7 +67,7 @@ def TestOneInput(data: bytes) -> None:
         assert feed(s.ShufflerRefProtocol(), [raw]) == out
         return
     frames = []
-    for _ in range(fdp.ConsumeIntInRange(1, 12)):
+    for _ in range(fdp.ConsumeIntInRange(1, 6)):
         body = fdp.PickValueInList(BODIES)
         check = b"%02X" % s.checksum(body)
         if fdp.ConsumeBool():
@@ -78,7 +78,7 @@ def TestOneInput(data: bytes) -> None:
     assert len(whole) == len(frames) and not any(isinstance(r, Malformed) for r in whole), whole
     assert not any(SECRET in r.frame for r in whole)
     assert all(r.frame == b"D" for r in whole if isinstance(r, Unknown))
-    assert feed(s.ShufflerRefProtocol(), pieces(stream, cuts(fdp, 30)), bound=bound) == whole
+    assert feed(s.ShufflerRefProtocol(), pieces(stream, cuts(fdp, 20)), bound=bound) == whole
 
 
 def main() -> None:

@@ -141,8 +141,9 @@ class ShoeSimulator:
             self._line(code)
 
     def _take(self, kind: str) -> bool:
-        if kind in self.pending:
-            self.pending.remove(kind)
+        """Errors happen in the order asked, each at its next chance."""
+        if self.pending and self.pending[0] == kind:
+            self.pending.popleft()
             return True
         return False
 
