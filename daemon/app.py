@@ -218,7 +218,42 @@ class Daemon:
                 wall=self.clock.wall,
             )
             port = dc.port
-            if port == "sim":
+            if driver.transport == "gpio":
+                # The panel is its own transport (port "gpio", or "sim" for mock pins): buttons
+                # submit commands, the shoe switch reads through the runner, the light follows
+                # committed events.
+                panel: Any = driver.panel(  # type: ignore[attr-defined]
+                    self.pipeline.submit,
+                    name=dc.name,
+                    port=port,
+                    sim=dc.sim,
+                    state=lambda: self.pipeline.state,
+                    reconnect_max=dc.reconnect_max,
+                    clock=self.clock.mono,
+                )
+                panel.attach(runner)  # its lights and buttons in `tablectl devices`
+                self.pipeline.listeners.append(panel.on_events)
+                self._attach(dc, runner, panel)
+                continue
+            usb_backend: Any = None
+            if port == "sim" and driver.transport == "usb":
+                # A simulated USB device needs no pty: the simulator is the transport's pyusb
+                # backend (drivers/sim/hid_scanner.py); it types only while the interface is held.
+                usb_sim = driver.simulator(dc.sim)
+                usb_backend = usb_sim.backend
+                self.sims[dc.name] = usb_sim
+                runner.on_link.append(
+                    lambda up, s=usb_sim: s.opened.set() if up else s.opened.clear()
+                )
+                self.pipeline.listeners.append(usb_sim.on_events)
+                summary = getattr(self.table.game, "summary", None)
+                if summary is not None and hasattr(usb_sim, "resume"):
+                    usb_sim.resume(summary(self.pipeline.state.game))
+                if hasattr(usb_sim, "run"):
+                    self._device_tasks.append(
+                        asyncio.create_task(usb_sim.run(), name=f"sim:{dc.name}")
+                    )
+            elif port == "sim":
                 link = PtyLink()
                 sim = driver.simulator(dc.sim)
                 sim.attach(link)
@@ -234,7 +269,7 @@ class Daemon:
                 port = link.path
             if driver.transport == "usb":
                 transport: Any = driver.usb_transport(  # type: ignore[attr-defined]
-                    reconnect_max=dc.reconnect_max, clock=self.clock.mono
+                    reconnect_max=dc.reconnect_max, clock=self.clock.mono, backend=usb_backend
                 )
                 self._attach(dc, runner, transport)
                 continue
@@ -384,6 +419,10 @@ class Daemon:
         if cmd == "devices":
             return {"devices": [r.status() for r in self.devices.values()]}
         if cmd == "trace":
+            # raw frames can show what a game event does not (a shuffler's traffic): not for viewers
+            who = role or peer.role or self.s.config.control.role
+            if who not in ("technician", "supervisor"):
+                raise ControlError(f"trace needs the technician or supervisor role; you are {who}")
             return await self._trace(args)
         if cmd in self.table.all_commands:
             actor = peer.actor(msg.get("actor"))  # a CURVE key's name when there is one

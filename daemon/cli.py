@@ -242,6 +242,27 @@ def _endpoint(s: Settings, role: str | None) -> str:
     return s.control_endpoint
 
 
+def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
+    """This user's CURVE keys for the table's bus when the bus is CURVE-protected, else None."""
+    from daemon.security import follower_curve, resolve
+
+    sec = s.config.security
+    if sec.server_key is None:
+        return None
+    given = getattr(a, "key", None) or os.environ.get("TABLECTL_KEY")
+    if given:
+        return follower_curve(s, Path(given).expanduser())
+    if sec.client_key:
+        return follower_curve(s, resolve(Path(s.source).resolve().parent, sec.client_key))
+    raise ConfigError(s.source, ["the bus is CURVE-protected: pass --key PATH.key_secret (or security.client_key)"])
+
+
+def follower(a: argparse.Namespace, s: Settings) -> Any:
+    from daemon.subscriber import Follower
+
+    return Follower(s.config.bus.publish, s.config.bus.replay, table=s.table, curve=bus_curve(a, s))
+
+
 def cmd_status(a: argparse.Namespace) -> int:
     rc, st = _call(a, "status")
     if rc:
@@ -333,10 +354,9 @@ def _device_session(
     until: Any = None,
 ) -> int:
     """Send commands through the table (journaled), then show the device's replies from the bus."""
-    from daemon.subscriber import Follower
 
     s = _settings(a)
-    f = Follower(s.config.bus.publish, s.config.bus.replay, table=s.table)
+    f = follower(a, s)
     try:
         next(f.events(timeout=3.0, heartbeats=True), None)  # live subscription before we ask
         start = None
@@ -520,12 +540,13 @@ def parser() -> argparse.ArgumentParser:
     vd.add_argument("--reason", required=True)
     vd.set_defaults(func=lambda a: _operator(f"{a.what}.void")(a))
 
-    from daemon.tools import doctor, monitor, ports, trace
+    from daemon.tools import doctor, gpio, monitor, ports, trace
 
     trace.register(sub, _call)
     monitor.register(sub)
     ports.register(sub)
     doctor.register(sub)
+    gpio.register(sub)
 
     from daemon.keys import add_parser as add_keys_parser
 

@@ -192,10 +192,10 @@ def render(m: Model, now: float) -> Group:
 
 
 def run(a: argparse.Namespace) -> int:
-    from daemon.cli import _settings
+    from daemon import cli
 
-    s = _settings(a)
-    follower = Follower(s.config.bus.publish, s.config.bus.replay, table=s.table)
+    s = cli._settings(a)
+    follower = cli.follower(a, s)
     # start a little back in the journal, so the scoreboards have this shoe's history
     try:
         ev_iter = follower.events(timeout=3.0, heartbeats=True)

@@ -53,12 +53,15 @@ def _cmd_line(rec: dict[str, Any]) -> str:
 
 
 def run(a: argparse.Namespace, call: Any) -> int:
-    from daemon.cli import _settings
+    from daemon.cli import _settings, bus_curve
 
     s = _settings(a)
     ctx = zmq.Context()
     sub = ctx.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
+    curve = bus_curve(a, s)
+    if curve is not None:
+        curve.apply(sub)
     sub.setsockopt(zmq.SUBSCRIBE, f"~trace.{s.table}".encode())
     sub.setsockopt(zmq.SUBSCRIBE, f"{s.table}.heartbeat".encode())
     sub.connect(s.config.bus.publish)
