@@ -82,6 +82,10 @@ class LineFramer:
             if self._overflow:
                 self._overflow = False
                 continue
+            if len(line) > self.max_line:
+                # the same verdict whether the line came in one read or across several
+                out.append(Malformed(frame=line[:64], reason=f"line longer than {self.max_line} bytes"))
+                continue
             if line:
                 out.append(line)
         del buf[:start]
