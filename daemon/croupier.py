@@ -28,6 +28,7 @@ class Croupier:
         self.demo_hands = int(getattr(rules, "demo_hands", 0))
         self.submit = submit
         self._timer: asyncio.TimerHandle | None = None
+        self.no_shoe = False
 
     @staticmethod
     def wanted(rules: Any) -> bool:
@@ -36,6 +37,7 @@ class Croupier:
     def start(self, state: TableState) -> None:
         """Pick up where the table is after a (re)start."""
         phase = getattr(state.game, "phase", None)
+        self.no_shoe = phase in ("no-shoe", "shoe-ended")
         if phase == "betting":
             self._later(self.betting, "betting.close")
         elif phase in ("settling",):
@@ -46,6 +48,8 @@ class Croupier:
     def on_events(self, events: Sequence[Event]) -> None:
         for ev in events:
             t = ev.type
+            if t == "shoe.started":
+                self.no_shoe = False
             if t == "betting.opened":
                 self._later(self.betting, "betting.close")
             elif t == "betting.closed":
@@ -58,8 +62,12 @@ class Croupier:
                 self._later(self.settle, "betting.open")
             elif t in ("shoe.ended", "shoe.void"):
                 self._cancel()
+                self.no_shoe = True
                 if self.new_shoe:
                     self._later(self.settle * 2, "shoe.new")
+            elif t == "shuffle.completed" and ev.data.get("ok") and self.no_shoe and self.new_shoe:
+                # the house wants a counted shuffle first: start the shoe once it is there
+                self._later(self.settle, "shoe.new")
 
     def _later(self, delay: float, name: str) -> None:
         self._cancel()
