@@ -231,7 +231,6 @@ class Daemon:
                     reconnect_max=dc.reconnect_max,
                     clock=self.clock.mono,
                 )
-                panel.attach(runner)  # its lights and buttons in `tablectl devices`
                 self.pipeline.listeners.append(panel.on_events)
                 self._attach(dc, runner, panel)
                 continue

@@ -197,7 +197,7 @@ class DeviceRunner:
         ok: bool = self.transport.write(data)
         return ok
 
-    def status(self) -> dict[str, Any]:
+    def _status(self) -> dict[str, Any]:
         c = self.counters
         return {
             "name": self.name,
@@ -221,6 +221,14 @@ class DeviceRunner:
             if self.last_malformed is None
             else {"reason": self.last_malformed[0], "frame": self.last_malformed[1].hex()},
         }
+
+    def status(self) -> dict[str, Any]:
+        """The runner's own figures, plus what its transport says of itself (a panel's lights)."""
+        out = self._status()
+        detail = getattr(self.transport, "status_detail", None)
+        if detail is not None:
+            out.update(detail())
+        return out
 
     def close(self) -> None:
         self._cancel_timers()

@@ -148,9 +148,7 @@ class GpioPanelOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
                 raise ValueError(f"{name}: empty pin name")
             k = pin_key(pin)
             if k in used:
-                raise ValueError(
-                    f"{name} and {used[k]} both use pin {pin!r}: one pin, one owner"
-                )
+                raise ValueError(f"{name} and {used[k]} both use pin {pin!r}: one pin, one owner")
             used[k] = name
         if not used:
             raise ValueError("no pins configured: name at least one button, switch or light")
@@ -171,6 +169,9 @@ class GpioPanelSim(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     shoe_present: bool = True
     #: the panel's cable is plugged in when the daemon starts.
     panel_plugged: bool = True
+    #: a simulated dealer presses close betting this many seconds after betting opens
+    #: (None: nobody presses the mock buttons).
+    close_betting_after: Annotated[float, msgspec.Meta(gt=0)] | None = None
 
 
 # == debouncing (pure) ===============================================================
@@ -249,7 +250,9 @@ class Debouncer:
         if not self.pressed and self.level and now - self.changed_at >= self.need:
             self.pressed = True
             self.since = self.changed_at
-            out.append(Press(at=self.changed_at + self.need, since=self.changed_at, edges=self._edges))
+            out.append(
+                Press(at=self.changed_at + self.need, since=self.changed_at, edges=self._edges)
+            )
         elif self.pressed and not self.level and now - self.changed_at >= self.debounce:
             self.pressed = False
             out.append(
@@ -366,9 +369,7 @@ def explain(exc: BaseException, fallbacks: Sequence[str] = ()) -> str:
     if isinstance(exc, ModuleNotFoundError):
         return f"GPIO library missing ({exc}). {NOT_A_PI}"
     if isinstance(exc, GPIOPinInUse):
-        return (
-            f"{exc}: one pin, one owner; is `tablectl gpio test` or another program using the panel?"
-        )
+        return f"{exc}: one pin, one owner; is `tablectl gpio test` or another program using the panel?"
     if isinstance(exc, PinInvalidPin):
         return f"{exc} on this board; check the pin names in the device's options"
     return f"{type(exc).__name__}: {exc}"
@@ -394,7 +395,6 @@ class _Input:
     debouncer: Debouncer
     invert: bool = False
     timer: asyncio.TimerHandle | None = None
-    presses: int = 0
     edges: int = 0
 
 
@@ -497,14 +497,9 @@ class GpioPanel:
             "last_command": self.last_command,
         }
 
-    def attach(self, runner: Any) -> None:
-        """Show the panel's lights and buttons in the runner's status (``tablectl devices``)."""
-        base = runner.status
-
-        def status() -> dict[str, Any]:
-            return {**base(), "panel": self.status()}
-
-        runner.status = status
+    def status_detail(self) -> dict[str, Any]:
+        """The panel's lights and buttons, shown by ``tablectl devices``."""
+        return {"panel": self.status()}
 
     # -- transport ------------------------------------------------------------------------------
 
@@ -562,7 +557,10 @@ class GpioPanel:
                     sink.on_disconnected(self._unplugged_reason())
                 else:
                     sink.on_connected({"port": self._port_text()})
-                self._show()
+                if self._state_fn is not None:
+                    self.refresh(self._state_fn())
+                else:
+                    self._show()
                 reason = await self._lost
                 self._close_devices()
                 if reason is None or self._closed:
@@ -608,7 +606,7 @@ class GpioPanel:
             return self._factory_given
         if self.port != "gpio":
             raise PanelUnavailable(
-                f'port {self.port!r}: a gpio-panel\'s port is "gpio" (gpiozero chooses the pins\' '
+                f"port {self.port!r}: a gpio-panel's port is \"gpio\" (gpiozero chooses the pins' "
                 'backend) or "sim" (mock pins)'
             )
         # gpiozero's own mechanism: Device.pin_factory, else $GPIOZERO_PIN_FACTORY, else its order.
@@ -621,7 +619,7 @@ class GpioPanel:
         return Device.pin_factory
 
     def _open(self) -> None:
-        from gpiozero import LED, Button, DigitalInputDevice
+        from gpiozero import LED, DigitalInputDevice
 
         self._close_devices()
         self.factory = f = self._pick_factory()
@@ -634,10 +632,13 @@ class GpioPanel:
                 arg = _pin_arg(pin)
                 try:
                     if name.startswith("light_"):
-                        dev = LED(arg, active_high=o.active_high, initial_value=False, pin_factory=f)
-                    elif name in BUTTONS:
-                        dev = Button(arg, pull_up=o.pull_up, bounce_time=None, pin_factory=f)
+                        dev = LED(
+                            arg, active_high=o.active_high, initial_value=False, pin_factory=f
+                        )
                     else:
+                        # Buttons too: debounce and hold are the Debouncer's, so gpiozero's
+                        # Button (whose hold thread delays close while a button is held) adds
+                        # nothing.
                         dev = DigitalInputDevice(
                             arg, pull_up=o.pull_up, bounce_time=None, pin_factory=f
                         )
@@ -764,7 +765,6 @@ class GpioPanel:
         if self._sink is None:
             return
         if plugged:
-            self.reconnects += 1
             self._log.info("gpio panel plugged in")
             self._sink.on_connected({"port": self._port_text()})
             self._shown = {}
@@ -784,10 +784,7 @@ class GpioPanel:
         self.counters.commands += 1
         self.last_command = {"button": inp.name, "command": command, "role": role, "result": None}
         self._log.info("button", button=inp.name, command=command, role=role)
-        try:
-            fut = self.submit(cmd, reply=True)
-        except TypeError:  # a plain sink without replies
-            fut = self.submit(cmd)
+        fut = self.submit(cmd, reply=True)
         if isinstance(fut, asyncio.Future):
             fut.add_done_callback(functools.partial(self._replied, dict(self.last_command)))
 
@@ -820,6 +817,24 @@ class GpioPanel:
         """A pipeline listener: after each commit, the light follows the table's state."""
         if self._state_fn is not None and events:
             self.refresh(self._state_fn())
+        after = None if self.sim is None else self.sim.close_betting_after
+        if after is not None and self._loop is not None and "close_betting" in self.inputs:
+            if any(getattr(ev, "type", None) == "betting.opened" for ev in events):
+                self._loop.call_later(after, self._sim_press, "close_betting", self._gen)
+
+    def _sim_press(self, name: str, gen: int) -> None:
+        """The simulated dealer's finger on a mock button: down for the hold, then up."""
+        inp = self.inputs.get(name)
+        if gen != self._gen or inp is None or self._loop is None:
+            return
+        drive_active(inp.device.pin, True, self.o.pull_up)
+        hold = max(self.o.debounce, self.o.hold_of(name)) + 0.05
+        self._loop.call_later(hold, self._sim_release, name, gen)
+
+    def _sim_release(self, name: str, gen: int) -> None:
+        inp = self.inputs.get(name)
+        if gen == self._gen and inp is not None:
+            drive_active(inp.device.pin, False, self.o.pull_up)
 
     def refresh(self, state: Any) -> None:
         """Set the light from a :class:`~daemon.table.TableState` (the pipeline's state)."""
@@ -863,7 +878,9 @@ class GpioPanel:
                 else:
                     led.blink(on_time=half, off_time=half, background=True)
             except Exception as e:
-                self._fail(f"light {color} (pin {getattr(self.o, 'light_' + color)!r}): {explain(e)}")
+                self._fail(
+                    f"light {color} (pin {getattr(self.o, 'light_' + color)!r}): {explain(e)}"
+                )
                 return
             self._shown[color] = mode
 

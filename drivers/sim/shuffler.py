@@ -211,3 +211,9 @@ class ShufflerSimulator:
         for ev in events:
             if ev.type in ("shoe.ended", "shoe.void"):
                 self.start()
+
+    def resume(self, table: dict[str, Any]) -> None:
+        """At start-up with no shoe in play, the dealer shuffles the cards for the first
+        one (a ``require_shuffle`` table starts a shoe only from a counted shuffle)."""
+        if self.follow_table and table.get("phase") in ("no-shoe", "shoe-ended"):
+            self.start()
