@@ -254,7 +254,10 @@ def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
         return follower_curve(s, Path(given).expanduser())
     if sec.client_key:
         return follower_curve(s, resolve(Path(s.source).resolve().parent, sec.client_key))
-    raise ConfigError(s.source, ["the bus is CURVE-protected: pass --key PATH.key_secret (or security.client_key)"])
+    raise ConfigError(
+        s.source,
+        ["the bus is CURVE-protected: pass --key PATH.key_secret (or security.client_key)"],
+    )
 
 
 def follower(a: argparse.Namespace, s: Settings) -> Any:

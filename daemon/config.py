@@ -341,7 +341,8 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
             raise ConfigError(p, ["control.roles: role sockets need an ipc:// control.endpoint"])
         base_path = Path(endpoint[6:])
         role_endpoints = {
-            role: f"ipc://{base_path.with_name(f'control-{role}.sock')}" for role in cfg.control.roles
+            role: f"ipc://{base_path.with_name(f'control-{role}.sock')}"
+            for role in cfg.control.roles
         }
     return Settings(
         source=str(p),

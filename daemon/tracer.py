@@ -21,8 +21,13 @@ _enc = msgspec.json.Encoder(order="sorted")
 
 
 class Tracer:
-    def __init__(self, table: str, send: Callable[[bytes, bytes], object],
-                 mono: Callable[[], float], wall: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        table: str,
+        send: Callable[[bytes, bytes], object],
+        mono: Callable[[], float],
+        wall: Callable[[], float],
+    ) -> None:
         # not under "<table>." so that subscribers to a table never receive raw traces
         self.topic = f"~trace.{table}".encode()
         self.send = send
@@ -55,8 +60,16 @@ class Tracer:
 
     def command(self, name: str, args: dict[str, Any], actor: str, role: str, source: str) -> None:
         if any(self.active(d) for d in list(self._leases)):
-            self._emit({"kind": "cmd", "name": name, "args": args, "actor": actor, "role": role,
-                        "source": source})
+            self._emit(
+                {
+                    "kind": "cmd",
+                    "name": name,
+                    "args": args,
+                    "actor": actor,
+                    "role": role,
+                    "source": source,
+                }
+            )
 
     def link(self, device: str, up: bool, reason: str) -> None:
         if self.active(device):

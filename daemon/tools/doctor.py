@@ -21,9 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-GRABBERS = {"brltty": "sudo systemctl mask --now brltty.path brltty-udev.service brltty",
-            "ModemManager": "add ENV{ID_MM_DEVICE_IGNORE}=\"1\" in the udev rule (systemd/99-tabled.rules), "
-                            "or sudo systemctl disable --now ModemManager"}
+GRABBERS = {
+    "brltty": "sudo systemctl mask --now brltty.path brltty-udev.service brltty",
+    "ModemManager": 'add ENV{ID_MM_DEVICE_IGNORE}="1" in the udev rule (systemd/99-tabled.rules), '
+    "or sudo systemctl disable --now ModemManager",
+}
 
 
 def register(sub: Any) -> None:
@@ -64,19 +66,26 @@ def check_node(path: str, user: str, groups: set[str] | None) -> list[str]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        return [f"{path} does not exist: is the device plugged in? (`tablectl ports` lists what is)"]
+        return [
+            f"{path} does not exist: is the device plugged in? (`tablectl ports` lists what is)"
+        ]
     if not stat.S_ISCHR(st.st_mode):
         return [f"{path} is not a character device"]
     group = grp.getgrgid(st.st_gid).gr_name
     mode = stat.S_IMODE(st.st_mode)
     if groups is not None and user != "root":
         owner = pwd.getpwuid(st.st_uid).pw_name
-        can = (owner == user and mode & 0o600 == 0o600) or (group in groups and mode & 0o060 == 0o060) \
+        can = (
+            (owner == user and mode & 0o600 == 0o600)
+            or (group in groups and mode & 0o060 == 0o060)
             or mode & 0o006 == 0o006
+        )
         if not can:
-            out.append(f"{path} is {owner}:{group} mode {mode:04o}: user {user} cannot use it — "
-                       f"install systemd/99-tabled.rules (GROUP=\"dialout\", MODE=\"0660\") and "
-                       f"`sudo usermod -aG {group} {user}`")
+            out.append(
+                f"{path} is {owner}:{group} mode {mode:04o}: user {user} cannot use it — "
+                f'install systemd/99-tabled.rules (GROUP="dialout", MODE="0660") and '
+                f"`sudo usermod -aG {group} {user}`"
+            )
     return out
 
 
@@ -93,8 +102,10 @@ def run(a: argparse.Namespace) -> int:
         return 1
     groups = _user_groups(a.user)
     if groups is None:
-        notes.append(f"no user {a.user!r} here: permission checks are for the current user "
-                     f"(create it: systemd-sysusers systemd/tabled.sysusers.conf)")
+        notes.append(
+            f"no user {a.user!r} here: permission checks are for the current user "
+            f"(create it: systemd-sysusers systemd/tabled.sysusers.conf)"
+        )
     for dev in s.config.devices:
         spec = dev.port
         if spec == "sim" or "://" in spec:
@@ -102,7 +113,8 @@ def run(a: argparse.Namespace) -> int:
         if re.fullmatch(r"/dev/tty(USB|ACM)\d+", spec):
             problems.append(
                 f"device {dev.name}: port {spec} is renumbered after a replug (ttyUSB0 → ttyUSB1): use "
-                f"its /dev/serial/by-id/… name (see `tablectl ports`) or usb:VID:PID:SERIAL")
+                f"its /dev/serial/by-id/… name (see `tablectl ports`) or usb:VID:PID:SERIAL"
+            )
         if spec.startswith("usb:"):
             from drivers.serial import PortUnavailable, resolve_port
 
@@ -117,7 +129,9 @@ def run(a: argparse.Namespace) -> int:
             for pid, comm in holders(spec):
                 fix = GRABBERS.get(comm, f"stop it (pid {pid}) or point it at another port")
                 if comm in ("tabled", "python3", "python") and comm not in GRABBERS:
-                    notes.append(f"device {dev.name}: {spec} is open in {comm} (pid {pid}) — the daemon?")
+                    notes.append(
+                        f"device {dev.name}: {spec} is open in {comm} (pid {pid}) — the daemon?"
+                    )
                     continue
                 problems.append(f"device {dev.name}: {spec} is held by {comm} (pid {pid}): {fix}")
     for svc in ("brltty", "ModemManager"):
@@ -127,12 +141,16 @@ def run(a: argparse.Namespace) -> int:
     if not jdir.exists():
         notes.append(f"journal directory {jdir} does not exist yet (the daemon creates it)")
     elif not os.access(jdir, os.W_OK):
-        problems.append(f"journal directory {jdir} is not writable: "
-                        f"`sudo chown {a.user}: {jdir}` (systemd's StateDirectory= does this)")
+        problems.append(
+            f"journal directory {jdir} is not writable: "
+            f"`sudo chown {a.user}: {jdir}` (systemd's StateDirectory= does this)"
+        )
     sync = _clock_synchronised()
     if sync is False:
-        problems.append("the clock is not synchronised: event times will be wrong — "
-                        "`sudo timedatectl set-ntp true` and check the time server")
+        problems.append(
+            "the clock is not synchronised: event times will be wrong — "
+            "`sudo timedatectl set-ntp true` and check the time server"
+        )
     elif sync is None:
         notes.append("could not tell whether the clock is synchronised (no timedatectl)")
     for n in notes:
@@ -156,8 +174,12 @@ def _procs() -> Iterator[tuple[int, str]]:
 def _clock_synchronised() -> bool | None:
     if shutil.which("timedatectl"):
         try:
-            r = subprocess.run(["timedatectl", "show", "--property=NTPSynchronized", "--value"],
-                               capture_output=True, text=True, timeout=5)
+            r = subprocess.run(
+                ["timedatectl", "show", "--property=NTPSynchronized", "--value"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+            )
             if r.returncode == 0 and r.stdout.strip() in ("yes", "no"):
                 return r.stdout.strip() == "yes"
         except (OSError, subprocess.TimeoutExpired):

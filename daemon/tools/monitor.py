@@ -23,9 +23,13 @@ from daemon.events import Event
 from daemon.subscriber import Follower, ReplayFailed
 
 RED = {1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36}
-WINNER_STYLE = {"player": ("P", "bold white on blue"), "banker": ("B", "bold white on red"),
-                "tie": ("T", "bold black on green"), "dragon": ("D", "bold white on blue"),
-                "tiger": ("T", "bold white on red")}
+WINNER_STYLE = {
+    "player": ("P", "bold white on blue"),
+    "banker": ("B", "bold white on red"),
+    "tie": ("T", "bold black on green"),
+    "dragon": ("D", "bold white on blue"),
+    "tiger": ("T", "bold white on red"),
+}
 
 
 def register(sub: Any) -> None:
@@ -181,8 +185,12 @@ def render(m: Model, now: float) -> Group:
         devs.add_column(col, style="bold" if col == "device" else None)
     for name, d in m.devices.items():
         h = d.get("health", "?")
-        devs.add_row(name, Text(h, "green" if h == "ok" else "bold red"), str(d.get("frames", "")),
-                     str(d.get("malformed", "")))
+        devs.add_row(
+            name,
+            Text(h, "green" if h == "ok" else "bold red"),
+            str(d.get("frames", "")),
+            str(d.get("malformed", "")),
+        )
     alarms = Text()
     for aid, msg in list(m.alarms.items())[-3:]:
         alarms.append(f" ⚠ {aid} {msg[:70]}\n", "bold yellow")
@@ -210,8 +218,13 @@ def run(a: argparse.Namespace) -> int:
     if a.json:
         return _stream(follower, end)
     console = Console()
-    with Live(render(model, time.monotonic()), console=console, screen=True,
-              refresh_per_second=4, transient=False) as live:
+    with Live(
+        render(model, time.monotonic()),
+        console=console,
+        screen=True,
+        refresh_per_second=4,
+        transient=False,
+    ) as live:
         while end is None or time.monotonic() < end:
             try:
                 for x in follower.events(timeout=1.0, heartbeats=True):

@@ -31,8 +31,13 @@ def register(sub: Any) -> None:
     q.add_argument("--driver", required=True)
     q.add_argument("--port", required=True, help="path, pyserial URL or usb:VID:PID[:SERIAL]")
     q.add_argument("--seconds", type=float, default=5.0)
-    q.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a driver option (TOML value), e.g. encoding=\"boxed\"")
+    q.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help='a driver option (TOML value), e.g. encoding="boxed"',
+    )
     q.set_defaults(func=run_probe)
 
 
@@ -50,14 +55,16 @@ def serial_ports() -> list[dict[str, Any]]:
     names = _by_id_names()
     ports = []
     for p in sorted(list_ports.comports(), key=lambda p: p.device):
-        ports.append({
-            "device": p.device,
-            "by_id": names.get(os.path.realpath(p.device)),
-            "vid": f"{p.vid:04x}" if p.vid is not None else None,
-            "pid": f"{p.pid:04x}" if p.pid is not None else None,
-            "serial": p.serial_number,
-            "description": p.description,
-        })
+        ports.append(
+            {
+                "device": p.device,
+                "by_id": names.get(os.path.realpath(p.device)),
+                "vid": f"{p.vid:04x}" if p.vid is not None else None,
+                "pid": f"{p.pid:04x}" if p.pid is not None else None,
+                "serial": p.serial_number,
+                "description": p.description,
+            }
+        )
     return ports
 
 
@@ -70,8 +77,14 @@ def usb_devices() -> tuple[list[dict[str, Any]], str | None]:
         return [], f"USB devices not listed: {e} (apt install libusb-1.0-0)"
     out = []
     for d in devs:
-        out.append({"vid": f"{d.idVendor:04x}", "pid": f"{d.idProduct:04x}", "bus": d.bus,
-                    "address": d.address})
+        out.append(
+            {
+                "vid": f"{d.idVendor:04x}",
+                "pid": f"{d.idProduct:04x}",
+                "bus": d.bus,
+                "address": d.address,
+            }
+        )
     return out, None
 
 
@@ -92,8 +105,11 @@ def _matches(spec: str, port: dict[str, Any]) -> bool:
     usb = parse_usb_spec(spec) if spec.startswith("usb:") else None
     if usb is not None:
         vid, pid, serial = usb
-        return (port["vid"] == f"{vid:04x}" and port["pid"] == f"{pid:04x}"
-                and (serial is None or port["serial"] == serial))
+        return (
+            port["vid"] == f"{vid:04x}"
+            and port["pid"] == f"{pid:04x}"
+            and (serial is None or port["serial"] == serial)
+        )
     return os.path.realpath(spec) == os.path.realpath(port["device"])
 
 
@@ -107,21 +123,34 @@ def run_ports(a: argparse.Namespace) -> int:
         p["used_by"] = owner[0] if owner else None
         used.update(owner)
     for u in usb:
-        owner = [n for n, _, spec in conf if spec.startswith("usb:") and spec[4:].lower().startswith(
-            f"{u['vid']}:{u['pid']}")]
+        owner = [
+            n
+            for n, _, spec in conf
+            if spec.startswith("usb:") and spec[4:].lower().startswith(f"{u['vid']}:{u['pid']}")
+        ]
         u["used_by"] = owner[0] if owner else None
         used.update(owner)
-    missing = [{"name": n, "driver": drv, "port": spec} for n, drv, spec in conf
-               if n not in used and spec != "sim"]
+    missing = [
+        {"name": n, "driver": drv, "port": spec}
+        for n, drv, spec in conf
+        if n not in used and spec != "sim"
+    ]
     if a.json:
-        print(json.dumps({"serial": ports, "usb": usb, "missing": missing, "usb_note": usb_note},
-                         indent=2))
+        print(
+            json.dumps(
+                {"serial": ports, "usb": usb, "missing": missing, "usb_note": usb_note}, indent=2
+            )
+        )
         return 1 if missing else 0
     print("serial ports:")
     if not ports:
         print("  none")
     for p in ports:
-        ident = f"{p['vid']}:{p['pid']}" + (f" serial {p['serial']}" if p["serial"] else "") if p["vid"] else "-"
+        ident = (
+            f"{p['vid']}:{p['pid']}" + (f" serial {p['serial']}" if p["serial"] else "")
+            if p["vid"]
+            else "-"
+        )
         print(f"  {p['device']:<14} {ident:<28} {p['used_by'] or 'unused':<10} {p['description']}")
         if p["by_id"]:
             print(f"  {'':<14} stable name: {p['by_id']}")
@@ -129,7 +158,9 @@ def run_ports(a: argparse.Namespace) -> int:
     if usb_note:
         print(f"  {usb_note}")
     for u in usb:
-        print(f"  {u['vid']}:{u['pid']} bus {u['bus']} address {u['address']}  {u['used_by'] or 'unused'}")
+        print(
+            f"  {u['vid']}:{u['pid']} bus {u['bus']} address {u['address']}  {u['used_by'] or 'unused'}"
+        )
     for m in missing:
         print(f"MISSING: device {m['name']!r} ({m['driver']}) at {m['port']} is not present")
     return 1 if missing else 0
@@ -150,7 +181,10 @@ def run_probe(a: argparse.Namespace) -> int:
         opts[k] = _value(v)
     driver = cls(msgspec.convert(opts, cls.Options))
     if cls.transport != "serial":
-        print(f"probe talks to serial devices; {a.driver} is a {cls.transport} device", file=sys.stderr)
+        print(
+            f"probe talks to serial devices; {a.driver} is a {cls.transport} device",
+            file=sys.stderr,
+        )
         return 2
     try:
         target = resolve_port(a.port)
@@ -159,12 +193,22 @@ def run_probe(a: argparse.Namespace) -> int:
         return 1
     d = cls.serial_defaults
     try:
-        ser = serial.serial_for_url(target, baudrate=d.baudrate, bytesize=d.bytesize, parity=d.parity,
-                                    stopbits=d.stopbits, timeout=0.2, exclusive=True)
+        ser = serial.serial_for_url(
+            target,
+            baudrate=d.baudrate,
+            bytesize=d.bytesize,
+            parity=d.parity,
+            stopbits=d.stopbits,
+            timeout=0.2,
+            exclusive=True,
+        )
     except (serial.SerialException, OSError) as e:
         if getattr(e, "errno", None) in (errno.EAGAIN, errno.EBUSY) or "lock" in str(e).lower():
-            print(f"{target} is held by another process — if tabled is running, use "
-                  "`tablectl trace` instead, or stop it first", file=sys.stderr)
+            print(
+                f"{target} is held by another process — if tabled is running, use "
+                "`tablectl trace` instead, or stop it first",
+                file=sys.stderr,
+            )
         else:
             print(f"cannot open {target}: {e}", file=sys.stderr)
         return 1
@@ -183,11 +227,19 @@ def run_probe(a: argparse.Namespace) -> int:
             if not data:
                 continue
             for r in proto.feed(data, time.monotonic()):
-                kind = "malformed" if isinstance(r, Malformed) else "unknown" if isinstance(r, Unknown) else "frames"
+                kind = (
+                    "malformed"
+                    if isinstance(r, Malformed)
+                    else "unknown"
+                    if isinstance(r, Unknown)
+                    else "frames"
+                )
                 counts[kind] += 1
                 body = {k: v for k, v in msgspec.to_builtins(r).items() if k != "frame"}
                 print(f"  rx {r.frame!r:<24} {json.dumps(body)}")
     finally:
         ser.close()
-    print(f"{counts['frames']} frames, {counts['malformed']} malformed, {counts['unknown']} unknown")
+    print(
+        f"{counts['frames']} frames, {counts['malformed']} malformed, {counts['unknown']} unknown"
+    )
     return 0 if counts["frames"] else 1
