@@ -84,7 +84,9 @@ class LineFramer:
                 continue
             if len(line) > self.max_line:
                 # the same verdict whether the line came in one read or across several
-                out.append(Malformed(frame=line[:64], reason=f"line longer than {self.max_line} bytes"))
+                out.append(
+                    Malformed(frame=line[:64], reason=f"line longer than {self.max_line} bytes")
+                )
                 continue
             if line:
                 out.append(line)

@@ -48,13 +48,14 @@ import serial
 import serial.tools.list_ports
 import structlog
 
+from drivers.transport import Reconnecting, Unavailable
+
 #: bytes asked of one ``os.read``; a pty hands out at most ~4 KiB per read anyway.
 READ_SIZE = 4096
 #: unwritten output kept per connection. A device that stops reading for
 #: 64 KiB of commands is broken; more buffering would only hide it.
 MAX_PENDING = 64 * 1024
 #: a connection that lasted this long (seconds) was healthy: backoff starts over.
-STABLE_AFTER = 5.0
 #: read timeout of the reader thread for ports without an fd; it bounds how
 #: long closing such a port waits for the thread, it is not a polling period.
 THREAD_READ_TIMEOUT = 0.1
@@ -89,7 +90,7 @@ class SerialSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     stopbits: float | int = 1
 
 
-class PortUnavailable(Exception):
+class PortUnavailable(Unavailable):
     """The port can't be used right now; the message is the reason a technician reads."""
 
 
@@ -450,7 +451,7 @@ class _ThreadLink(_Link):
         await asyncio.shield(asyncio.to_thread(finish))
 
 
-class SerialTransport:
+class SerialTransport(Reconnecting):
     """One serial port, kept open: reconnects by itself with capped exponential backoff."""
 
     def __init__(
@@ -462,10 +463,12 @@ class SerialTransport:
         reconnect_max: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not 0 < reconnect_min <= reconnect_max:
-            raise ValueError(
-                f"need 0 < reconnect_min <= reconnect_max, got {reconnect_min}, {reconnect_max}"
-            )
+        super().__init__(
+            reconnect_min=reconnect_min,
+            reconnect_max=reconnect_max,
+            clock=clock,
+            log=structlog.get_logger(__name__).bind(port=port),
+        )
         parse_usb_spec(port)  # a malformed usb: spec is a config error, not a retry
         try:  # validates the settings as pyserial will apply them, without opening
             serial.Serial(
@@ -478,28 +481,14 @@ class SerialTransport:
             raise ValueError(f"serial settings for {port}: {exc}") from None
         self.port = port
         self.settings = settings
-        self.reconnect_min = reconnect_min
-        self.reconnect_max = reconnect_max
-        self._clock = clock
-        #: successful re-opens after the first open.
-        self.reconnects = 0
         #: bytes refused by write() because MAX_PENDING was reached.
         self.bytes_dropped = 0
-        self._link: _Link | None = None
-        self._running = False
-        self._closed = False
-        self._stop = asyncio.Event()
         self._overflow_reported = False
-        self._log = structlog.get_logger(__name__).bind(port=port)
         if _BARE_TTY_RE.match(port):
             self._log.warning(
                 "serial port named by kernel number; it can change after a replug",
                 hint="use /dev/serial/by-id/… or usb:VID:PID:SERIAL",
             )
-
-    @property
-    def connected(self) -> bool:
-        return self._link is not None and self._link.alive
 
     def write(self, data: bytes) -> bool:
         """Queue bytes for the device; False (nothing queued) when not connected or full."""
@@ -508,86 +497,13 @@ class SerialTransport:
             return False
         return link.write(bytes(data))
 
-    async def close(self) -> None:
-        """Stop for good: end ``run()``, remove the loop's watchers, close the port."""
-        self._closed = True
-        self._stop.set()
-        link, self._link = self._link, None
-        if link is not None:
-            await link.aclose()
+    noun = "serial port"
 
-    async def run(self, sink: TransportSink) -> None:
-        """Keep the port open until cancelled or closed.
+    def _on_link(self, link: _Link) -> None:
+        self._overflow_reported = False
 
-        ``on_disconnected`` is called when a live connection is lost and when
-        the very first open fails; later failed attempts only go to the log
-        (info when the reason changes, debug when it repeats), so a long
-        outage is one event, not one per retry.
-        """
-        if self._running:
-            raise RuntimeError(f"SerialTransport({self.port!r}).run() is already running")
-        self._running = True
-        delay = self.reconnect_min
-        attempts = 0
-        ever_connected = False
-        last_reason: str | None = None
-        try:
-            while not self._closed:
-                try:
-                    link = await self._connect(sink)
-                except PortUnavailable as exc:
-                    reason = str(exc)
-                    if attempts == 0:
-                        sink.on_disconnected(reason)
-                    log = self._log.info if reason != last_reason else self._log.debug
-                    log("serial port unavailable", reason=reason, retry_in=delay)
-                    last_reason = reason
-                    attempts += 1
-                    if await self._pause(delay):
-                        return
-                    delay = min(delay * 2, self.reconnect_max)
-                    continue
-                if self._closed:  # close() came while a URL port was opening
-                    await link.aclose()
-                    return
-                attempts += 1
-                last_reason = None
-                if ever_connected:
-                    self.reconnects += 1
-                ever_connected = True
-                started = self._clock()
-                self._overflow_reported = False
-                self._link = link
-                link.start()
-                self._log.info("serial port connected", device=link.target)
-                sink.on_connected({"port": link.target, "spec": self.port})
-                reason = await link.lost  # raises what the sink raised
-                if reason is None:  # close() was called
-                    return
-                self._link = None
-                await link.aclose()
-                if self._closed:
-                    return
-                self._log.warning("serial port disconnected", reason=reason)
-                sink.on_disconnected(reason)
-                if link.got_data or self._clock() - started > STABLE_AFTER:
-                    delay = self.reconnect_min
-                if await self._pause(delay):
-                    return
-                delay = min(delay * 2, self.reconnect_max)
-        finally:
-            self._running = False
-            link, self._link = self._link, None
-            if link is not None:
-                await link.aclose()
-
-    async def _pause(self, delay: float) -> bool:
-        """The backoff timer; True when close() was called meanwhile."""
-        try:
-            await asyncio.wait_for(self._stop.wait(), delay)
-        except TimeoutError:
-            return False
-        return True
+    def _info(self, link: _Link) -> dict[str, Any]:
+        return {"port": link.target, "spec": self.port}
 
     async def _connect(self, sink: TransportSink) -> _Link:
         spec = self.port

@@ -51,13 +51,13 @@ import usb.core
 import usb.util
 
 from drivers.serial import TransportSink
+from drivers.transport import Reconnecting, Unavailable
 
 __all__ = ["UDEV_RULES", "DeviceUnavailable", "UsbTransport"]
 
 #: the udev rules file shipped with tabled that opens USB devices to the service.
 UDEV_RULES = "systemd/99-tabled.rules"
 #: a connection that lasted this long (seconds) was healthy: backoff starts over.
-STABLE_AFTER = 5.0
 #: what closing waits for the reader thread beyond one read timeout.
 JOIN_MARGIN = 2.0
 
@@ -68,7 +68,7 @@ _LIBUSB_NO_DEVICE = -4
 _LIBUSB_BUSY = -6
 
 
-class DeviceUnavailable(Exception):
+class DeviceUnavailable(Unavailable):
     """The device can't be used right now; the message is the reason a technician reads."""
 
 
@@ -219,7 +219,7 @@ class _Link:
         await asyncio.shield(asyncio.to_thread(finish))
 
 
-class UsbTransport:
+class UsbTransport(Reconnecting):
     """One USB interface, kept claimed: re-found by identity with capped exponential backoff."""
 
     def __init__(
@@ -237,10 +237,6 @@ class UsbTransport:
         clock: Callable[[], float] = time.monotonic,
         backend: Any = None,
     ) -> None:
-        if not 0 < reconnect_min <= reconnect_max:
-            raise ValueError(
-                f"need 0 < reconnect_min <= reconnect_max, got {reconnect_min}, {reconnect_max}"
-            )
         if read_timeout_ms <= 0:  # libusb takes 0 as "wait forever": close would hang
             raise ValueError(f"read_timeout_ms must be > 0, got {read_timeout_ms}")
         self.vendor_id = vendor_id
@@ -251,115 +247,33 @@ class UsbTransport:
         self.read_timeout_ms = read_timeout_ms
         #: switch a boot-capable HID interface to boot reports after claiming it.
         self.boot_protocol = boot_protocol
-        self.reconnect_min = reconnect_min
-        self.reconnect_max = reconnect_max
         self.ident = f"{vendor_id:04x}:{product_id:04x}"
         #: how reasons and logs name the device: ``usb:VID:PID[:SERIAL]``.
         self.spec = f"usb:{self.ident}" + (f":{serial}" if serial else "")
-        #: successful re-opens after the first open.
-        self.reconnects = 0
+        super().__init__(
+            reconnect_min=reconnect_min,
+            reconnect_max=reconnect_max,
+            clock=clock,
+            log=structlog.get_logger(__name__).bind(usb=self.spec),
+        )
         self._backend = backend
-        self._clock = clock
-        self._link: _Link | None = None
-        self._running = False
-        self._closed = False
-        self._stop = asyncio.Event()
-        self._log = structlog.get_logger(__name__).bind(usb=self.spec)
-
-    @property
-    def connected(self) -> bool:
-        return self._link is not None and self._link.alive
 
     def write(self, data: bytes) -> bool:
         """Always False: this transport only reads (a keyboard-wedge scanner takes no
         output on its interrupt endpoint). It exists so the daemon treats transports alike."""
         return False
 
-    async def close(self) -> None:
-        """Stop for good: end ``run()``, stop the reader, give the interface back."""
-        self._closed = True
-        self._stop.set()
-        link, self._link = self._link, None
-        if link is not None:
-            await link.aclose()
+    noun = "USB device"
 
-    async def run(self, sink: TransportSink) -> None:
-        """Keep the interface claimed until cancelled or closed.
-
-        ``on_disconnected`` is called when a live connection is lost and when
-        the very first attempt fails; later failed attempts only go to the log
-        (info when the reason changes, debug when it repeats), so a long
-        outage is one event, not one per retry.
-        """
-        if self._running:
-            raise RuntimeError(f"UsbTransport({self.spec!r}).run() is already running")
-        self._running = True
-        delay = self.reconnect_min
-        attempts = 0
-        ever_connected = False
-        last_reason: str | None = None
-        try:
-            while not self._closed:
-                try:
-                    link = await self._connect(sink)
-                except DeviceUnavailable as exc:
-                    reason = str(exc)
-                    if attempts == 0:
-                        sink.on_disconnected(reason)
-                    log = self._log.info if reason != last_reason else self._log.debug
-                    log("USB device unavailable", reason=reason, retry_in=delay)
-                    last_reason = reason
-                    attempts += 1
-                    if await self._pause(delay):
-                        return
-                    delay = min(delay * 2, self.reconnect_max)
-                    continue
-                attempts += 1
-                last_reason = None
-                if ever_connected:
-                    self.reconnects += 1
-                ever_connected = True
-                started = self._clock()
-                self._link = link
-                link.start()
-                o = link.opened
-                self._log.info("USB device connected", node=o.node, interface=o.interface)
-                sink.on_connected(
-                    {
-                        "port": o.node,
-                        "spec": self.spec,
-                        "interface": o.interface,
-                        "endpoint": o.endpoint,
-                        "kernel_driver_detached": o.detached,
-                    }
-                )
-                reason = await link.lost  # raises what the sink raised
-                if reason is None:  # close() was called
-                    return
-                self._link = None
-                await link.aclose()
-                if self._closed:
-                    return
-                self._log.warning("USB device disconnected", reason=reason)
-                sink.on_disconnected(reason)
-                if link.got_data or self._clock() - started > STABLE_AFTER:
-                    delay = self.reconnect_min
-                if await self._pause(delay):
-                    return
-                delay = min(delay * 2, self.reconnect_max)
-        finally:
-            self._running = False
-            link, self._link = self._link, None
-            if link is not None:
-                await link.aclose()
-
-    async def _pause(self, delay: float) -> bool:
-        """The backoff timer; True when close() was called meanwhile."""
-        try:
-            await asyncio.wait_for(self._stop.wait(), delay)
-        except TimeoutError:
-            return False
-        return True
+    def _info(self, link: _Link) -> dict[str, Any]:
+        o = link.opened
+        return {
+            "port": o.node,
+            "spec": self.spec,
+            "interface": o.interface,
+            "endpoint": o.endpoint,
+            "kernel_driver_detached": o.detached,
+        }
 
     async def _connect(self, sink: TransportSink) -> _Link:
         """Open in a thread (enumeration and claiming block). If cancelled meanwhile,

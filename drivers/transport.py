@@ -1,0 +1,172 @@
+"""What every transport shares: stay connected, say so, back off between attempts.
+
+A serial port, a USB interface and a GPIO panel open differently but fail
+alike: the link is lost, the device goes ``disconnected``, and the transport
+retries with capped exponential backoff until the device is back — with
+``on_disconnected`` once per outage, not once per retry (complaint #2 of
+``notes/hardware-free-testing.md``: "reports connected but nothing flows").
+A subclass says how to open one link (:meth:`Reconnecting._connect`) and
+what to tell the sink about it (:meth:`Reconnecting._info`).
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
+
+#: a link that lasted this long (or carried data) resets the backoff.
+STABLE_AFTER = 5.0
+
+
+class Unavailable(Exception):
+    """The device cannot be opened now; the message is the reason shown to technicians."""
+
+
+class Sink(Protocol):
+    def on_connected(self, info: dict[str, Any]) -> None: ...
+
+    def on_disconnected(self, reason: str) -> None: ...
+
+
+class Link(Protocol):
+    """One open connection: started once, ``lost`` resolves with a reason (None: closed)."""
+
+    got_data: bool
+    lost: asyncio.Future[str | None]
+
+    @property
+    def alive(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def write(self, data: bytes) -> bool: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Reconnecting(abc.ABC):
+    #: how logs name the thing: "serial port", "USB device"
+    noun: ClassVar[str] = "device"
+
+    def __init__(
+        self,
+        *,
+        reconnect_min: float,
+        reconnect_max: float,
+        clock: Callable[[], float] = time.monotonic,
+        log: Any,
+    ) -> None:
+        if not 0 < reconnect_min <= reconnect_max:
+            raise ValueError(
+                f"need 0 < reconnect_min <= reconnect_max, got {reconnect_min}, {reconnect_max}"
+            )
+        self.reconnect_min = reconnect_min
+        self.reconnect_max = reconnect_max
+        self._clock = clock
+        self._log = log
+        #: successful re-opens after the first open.
+        self.reconnects = 0
+        self._link: Any = None
+        self._running = False
+        self._closed = False
+        self._stop = asyncio.Event()
+
+    @abc.abstractmethod
+    async def _connect(self, sink: Any) -> Any:
+        """Open one link, or raise :class:`Unavailable` saying why not."""
+
+    @abc.abstractmethod
+    def _info(self, link: Any) -> dict[str, Any]:
+        """What ``on_connected`` tells the sink (at least ``port``)."""
+
+    def _on_link(self, link: Any) -> None:  # noqa: B027 - optional hook
+        """A new link is up (per-link state to reset)."""
+
+    @property
+    def connected(self) -> bool:
+        return self._link is not None and self._link.alive
+
+    async def close(self) -> None:
+        """Stop for good: end ``run()`` and close the link."""
+        self._closed = True
+        self._stop.set()
+        link, self._link = self._link, None
+        if link is not None:
+            await link.aclose()
+
+    async def run(self, sink: Any) -> None:
+        """Keep the device connected until cancelled or closed.
+
+        ``on_disconnected`` is called when a live link is lost and when the very
+        first attempt fails; later failed attempts only go to the log (info when
+        the reason changes, debug when it repeats), so a long outage is one
+        event, not one per retry.
+        """
+        if self._running:
+            raise RuntimeError(f"{type(self).__name__}.run() is already running")
+        self._running = True
+        delay = self.reconnect_min
+        attempts = 0
+        ever_connected = False
+        last_reason: str | None = None
+        try:
+            while not self._closed:
+                try:
+                    link = await self._connect(sink)
+                except Unavailable as exc:
+                    reason = str(exc)
+                    if attempts == 0:
+                        sink.on_disconnected(reason)
+                    log = self._log.info if reason != last_reason else self._log.debug
+                    log(f"{self.noun} unavailable", reason=reason, retry_in=delay)
+                    last_reason = reason
+                    attempts += 1
+                    if await self._pause(delay):
+                        return
+                    delay = min(delay * 2, self.reconnect_max)
+                    continue
+                if self._closed:  # close() came while the link was opening
+                    await link.aclose()
+                    return
+                attempts += 1
+                last_reason = None
+                if ever_connected:
+                    self.reconnects += 1
+                ever_connected = True
+                started = self._clock()
+                self._on_link(link)
+                self._link = link
+                link.start()
+                info = self._info(link)
+                self._log.info(f"{self.noun} connected", device=info.get("port"))
+                sink.on_connected(info)
+                reason = await link.lost  # raises what the sink raised
+                if reason is None:  # close() was called
+                    return
+                self._link = None
+                await link.aclose()
+                if self._closed:
+                    return
+                self._log.warning(f"{self.noun} disconnected", reason=reason)
+                sink.on_disconnected(reason)
+                if link.got_data or self._clock() - started > STABLE_AFTER:
+                    delay = self.reconnect_min
+                if await self._pause(delay):
+                    return
+                delay = min(delay * 2, self.reconnect_max)
+        finally:
+            self._running = False
+            link, self._link = self._link, None
+            if link is not None:
+                await link.aclose()
+
+    async def _pause(self, delay: float) -> bool:
+        """The backoff timer; True when close() was called meanwhile."""
+        try:
+            await asyncio.wait_for(self._stop.wait(), delay)
+        except TimeoutError:
+            return False
+        return True
