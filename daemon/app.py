@@ -319,7 +319,7 @@ class Daemon:
 
     def _journal_state(self, ok: bool, error: str | None) -> None:
         """The journal cannot be told of its own failure: the bus and systemd are."""
-        data = {"ok": ok, "error": error, "last_seq": self.journal.last_seq}
+        data = {"ok": ok, "error": None if ok else error, "last_seq": self.journal.last_seq}
         body = canonical(
             {
                 "v": 1,
@@ -395,8 +395,9 @@ class Daemon:
     async def _watchdog(self, interval: float) -> None:
         """Pinged from the loop itself: a blocked loop stops the pings and systemd restarts us."""
         while True:
-            if self.pipeline.healthy:
-                self.notifier.watchdog()
+            # liveness of the loop, not of the disk: a restart would not mend a full disk and
+            # would lose the inputs held in memory; a failing journal is in STATUS= and alarms
+            self.notifier.watchdog()
             self.notifier.status(self.summary())
             await asyncio.sleep(interval)
 

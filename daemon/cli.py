@@ -280,9 +280,13 @@ def cmd_status(a: argparse.Namespace) -> int:
         return EXIT_ATTENTION if attention else EXIT_OK
     g = st.get("state", {})
     print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
+    where = ", ".join(
+        f"{k.replace('_', ' ')} {g[k]}"
+        for k in ("shoe", "hand", "cards_out", "spin", "round", "wheel_state")
+        if g.get(k) is not None
+    )
     print(
-        f"  game:    {g.get('text', '-')}  (shoe {g.get('shoe')}, hand {g.get('hand')}, "
-        f"{g.get('cards_out', 0)} cards out)"
+        f"  game:    {g.get('text') or g.get('phase') or '-'}" + (f"  ({where})" if where else "")
     )
     print(
         f"  journal: seq {st['last_seq']}  {'ok' if st['journal_ok'] else 'FAILING: ' + str(st['journal_error'])}"

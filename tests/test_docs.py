@@ -6,15 +6,10 @@
 * every config key — each ``Config`` section, every game's house rules
   (``ShoeRules``, ``BaccaratRules``, …, all under ``[game]``) and each
   installed driver's options — is in its section of ``docs/config.md``;
-* every local link in ``README.md`` resolves.
+* every local link in ``README.md`` and ``docs/`` resolves.
 
-Some games' events are documented by their own authors and merged into
-``docs/events.md`` later, under ``## Roulette events`` (now a one-line
-placeholder) and ``## Sic Bo events`` (not there yet). Until such a section
-holds more than a placeholder, the types and alarm kinds that only that
-game's code emits are expected failures (xfail, listed by ``-ra`` in every
-run), not silent passes; once the section is merged they are checked like
-the rest.
+Every game's events are in ``docs/events.md`` (roulette's and Sic Bo's were
+merged from their own pages): no type or alarm kind is exempt.
 """
 
 from __future__ import annotations
@@ -39,10 +34,6 @@ ALARM = re.compile(r'raise_alarm\(\s*[\w.]+,\s*[\w.]+,\s*"([a-z][a-z0-9-]*)"')
 #: types the Table decides without a literal ``d.add("…")``: device health
 #: is ``f"device.{health}"`` (``daemon/table.py``), "ok" becoming "connected".
 TABLE_TYPES = {"device.connected", "device.stale", "device.disconnected"}
-#: games whose events their own authors merge into docs/events.md, by the name in
-#: that section's heading ("## Roulette events"): game → heading word
-MERGED_LATER = {"roulette": "Roulette", "sicbo": "Sic Bo"}
-PLACEHOLDER = re.compile(r"See the [^\n]* section below\.")
 
 
 def _rel(p: Path) -> str:
@@ -95,58 +86,8 @@ def sections(text: str) -> list[tuple[int, str, str]]:
     return out
 
 
-def merged(text: str, word: str) -> bool:
-    """Some section whose heading names ``word`` holds more than a one-line placeholder
-    ("## Roulette events" / "See the roulette section below.")."""
-    return any(
-        word.lower() in title.lower() and not PLACEHOLDER.fullmatch(body.strip())
-        for level, title, body in sections(text)
-        if level == 2
-    )
-
-
-def owners() -> dict[str, str]:
-    """Source or expected-events file → the game it belongs to, where it belongs to one:
-    the module of a game's class (``daemon.table.GAMES``), and each capture by its
-    ``# game:`` header or its driver's default game."""
-    from daemon.capture import load
-    from daemon.table import GAMES
-    from drivers.base import DriverError, driver_class
-
-    out = {target.partition(":")[0].replace(".", "/") + ".py": g for g, target in GAMES.items()}
-    for exp in (ROOT / "tests" / "captures").glob("**/*.expected.jsonl"):
-        log = exp.with_name(exp.name[: -len(".expected.jsonl")] + ".log")
-        if not log.exists():
-            continue
-        h = load(log).headers
-        game = h.get("game")
-        if game is None and "driver" in h:
-            try:
-                game = getattr(driver_class(h["driver"]), "default_game", None)
-            except DriverError:
-                game = None
-        if game:
-            out[_rel(exp)] = game
-    return out
-
-
 def _params(found: dict[str, set[str]]) -> list[Any]:
-    text = EVENTS_MD.read_text(encoding="utf-8")
-    later = {g for g, word in MERGED_LATER.items() if not merged(text, word)}
-    own = owners()
-    out = []
-    for name, sources in sorted(found.items()):
-        marks = []
-        games = {own.get(s) for s in sources}
-        if later and games <= later:
-            marks.append(
-                pytest.mark.xfail(
-                    reason=f"{' and '.join(sorted(g for g in games if g))} events: merged into "
-                    "docs/events.md by the game's author"
-                )
-            )
-        out.append(pytest.param(name, sorted(sources), marks=marks, id=name))
-    return out
+    return [pytest.param(name, sorted(sources), id=name) for name, sources in sorted(found.items())]
 
 
 # -- events ------------------------------------------------------------------------------
@@ -258,3 +199,36 @@ def test_readme_links_resolve():
     assert local, "README.md links no docs"
     missing = [x for x in local if not (ROOT / x).exists()]
     assert not missing, f"README.md links to missing files: {', '.join(missing)}"
+
+
+# -- docs ----------------------------------------------------------------------------------------
+
+DOCS = sorted((ROOT / "docs").glob("**/*.md"))
+#: a file of this repository named in a code span: `docs/events.md`, `drivers/sim/wheel.py`
+SPAN_PATH = re.compile(
+    r"`((?:docs|daemon|drivers|tests|config|systemd|fuzz)/[\w./-]+\.(?:md|py|toml|log|jsonl))`"
+)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_rel)
+def test_doc_links_resolve(doc):
+    """Markdown links (relative to the page) and repository paths in code spans name real files."""
+    text = doc.read_text(encoding="utf-8")
+    missing = []
+    for link in re.findall(r"\]\(([^)\s]+)\)", text):
+        target = link.split("#")[0]
+        if target and not re.match(r"[a-z]+:", target) and not (doc.parent / target).exists():
+            missing.append(link)
+    missing += [p for p in SPAN_PATH.findall(text) if not (ROOT / p).exists()]
+    assert not missing, f"{_rel(doc)} names missing files: {', '.join(sorted(set(missing)))}"
+
+
+def test_every_game_has_its_events_section():
+    heads = {t for level, t, _ in sections(EVENTS_MD.read_text(encoding="utf-8")) if level == 2}
+    for h in (
+        "Table events",
+        "Shoe game events (baccarat, dragon tiger)",
+        "Roulette events",
+        "Sic Bo events",
+    ):
+        assert h in heads, f"docs/events.md has no section {h!r}"

@@ -475,8 +475,10 @@ def test_a_new_shoe_needs_a_counted_shuffle_when_the_house_requires_it():
     h.cmd("shoe.new")
     assert "no completed shuffle" in h.refused
     shuffler(h, ShuffleStarted(shuffle_id=7, decks=8))
-    evs = shuffler(h, ShuffleDone(shuffle_id=7, decks=8, cards=416,
-                                  rank_counts={r: 32 for r in "A23456789TJQK"}))
+    evs = shuffler(
+        h,
+        ShuffleDone(shuffle_id=7, decks=8, cards=416, rank_counts={r: 32 for r in "A23456789TJQK"}),
+    )
     assert of(evs, "shuffle.completed")[0]["ok"] is True
     evs = h.cmd("shoe.new")
     assert of(evs, "shoe.started")[0]["shuffle"] == {"shuffle_id": 7, "device": "shuffler"}
@@ -514,3 +516,12 @@ def test_a_shuffler_fault_during_a_hand_voids_it_wagers_returned():
     v = of(evs, "hand.void")[0]
     assert v["reason"] == "shuffler-fault" and "wagers returned" in v["rule"]
     assert any(a.kind == "shuffler-fault" for a in h.state.alarms.values())
+
+
+def test_the_shuffler_door_alarm_clears_when_the_door_closes():
+    from drivers.shuffler_readings import ShufflerDoorClosed, ShufflerDoorOpen
+
+    h = Harness()
+    assert of(shuffler(h, ShufflerDoorOpen()), "alarm.raised")[0]["kind"] == "shuffler-door-open"
+    evs = shuffler(h, ShufflerDoorClosed())
+    assert h.types(evs) == ["alarm.cleared"] and not h.state.alarms

@@ -4,7 +4,7 @@ The shaker (``drivers/dice_ref.py`` or any driver speaking
 :mod:`drivers.dice_readings`) reports shaking, dice not flat, a result and
 faults; people and the croupier open and close betting. The rules of the
 throw are :mod:`daemon.games.sicbo`. Every rule names its source (seed 002,
-骰寳; ``ours`` where the seeds are silent); ``docs/games-dragon-tiger-sicbo.md``
+骰寳; ``ours`` where the seeds are silent); ``docs/procedures.md``
 lists them with their house-rule keys.
 
 Phases::
@@ -68,7 +68,7 @@ R_NO_ROUND = "a throw belongs to a round: none is in play"
 
 
 class SicBoRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """House rules of a Sic Bo table; ``docs/games-dragon-tiger-sicbo.md`` gives each one's source."""
+    """House rules of a Sic Bo table; ``docs/procedures.md`` gives each one's source."""
 
     #: re-shakes in one round before a supervisor must decide (ours; seed 002 sets no limit).
     max_reshakes: Annotated[int, msgspec.Meta(ge=0, le=20)] = 3

@@ -42,6 +42,7 @@ from drivers.readings import (
 from drivers.shuffler_readings import (
     ShuffleCountMismatch,
     ShuffleDone,
+    ShufflerDoorClosed,
     ShufflerDoorOpen,
     ShufflerFault,
     ShufflerJam,
@@ -54,6 +55,7 @@ SHUFFLER_READINGS = (
     ShuffleCountMismatch,
     ShufflerJam,
     ShufflerDoorOpen,
+    ShufflerDoorClosed,
     ShufflerFault,
 )
 
@@ -457,6 +459,11 @@ class ShoeGame:
                 severity="warning",
                 device=dev,
             )
+        elif isinstance(r, ShufflerDoorClosed):
+            # the door's own alarm settles itself; a fault or a count never does
+            for a in t.alarms.values():
+                if a.kind == "shuffler-door-open" and a.device == dev:
+                    d.add("alarm.cleared", id=a.id, by=dev, reason="door closed")
 
     def _count_alarm(
         self, t: TableState, d: Decision, dev: str, shuffle_id: int, what: str

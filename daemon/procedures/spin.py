@@ -7,7 +7,7 @@ the rim (``spin.started``), no more bets (``betting.closed``), the winning numbe
 (``spin.result``) or a void (``spin.void``), plus flag changes and alarms. Every
 rule names its source: seed 003 part IV (``seed 003 IV §3.1.1``), the vendor's
 exception table (``vendor SS2 exception table``), the Mercury integration guide
-(``vendor M360 guide``), or ``ours`` where both are silent; ``docs/procedures-roulette.md``
+(``vendor M360 guide``), or ``ours`` where both are silent; ``docs/procedures.md``
 lists them with their settings.
 
 A void keeps the round: the wheel re-spins and the next result belongs to the same
@@ -75,7 +75,7 @@ R_SETTLE = "seed 003 IV §2.1.3: a bet is settled by the pocket the ball stops i
 
 
 class RouletteRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """The spin procedure's settings; ``docs/procedures-roulette.md`` gives each source."""
+    """The spin procedure's settings; ``docs/procedures.md`` gives each source."""
 
     #: an American wheel: 38 pockets, 00 reported as 37 [ours]; seed 003 IV §1.2.1 is single zero.
     double_zero: bool = False
