@@ -17,7 +17,7 @@ from common import cuts, feed, pieces, valid_kind
 
 with atheris.instrument_imports(include=["drivers"]):
     from drivers import shuffler_ref as s
-    from drivers.readings import Malformed, Unknown
+    from drivers.readings import Malformed, Reading, Unknown
 
 BODIES = [
     b"V;Acme;RS-1;2.4.1;000123",
@@ -43,7 +43,7 @@ def bound(p: s.ShufflerRefProtocol) -> None:
     assert len(f._body) <= f.max_body + 1 and len(f._junk) <= s.SHOWN and len(f._check) <= 2
 
 
-def framed(r, data: bytes) -> bool:
+def framed(r: Reading, data: bytes) -> bool:
     head = b"\x02" + r.frame + b"\x03"
     i = data.find(head)
     while i >= 0:
