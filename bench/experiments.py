@@ -12,7 +12,11 @@ bench/results/experiments.json. Not part of ``make bench``.
 Experiments:
 
 * ``baseline``: tabled as it is;
-* ``inline-commit``: the journal append in the loop thread (bench.variant);
+* ``timeline``: tabled as it is, the commit path timed stage by stage
+  (bench.variant ``timeline``): write → read → pipeline → journal thread →
+  append → loop → publish → subscriber, per card;
+* ``inline-commit``: the journal append in the loop thread (bench.variant),
+  with the same stage stamps;
 * ``log-warning``: ``[log] level = "warning"``: no info line per event;
 * ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
   systemd's ``CPUAffinity=`` would): its threads hand off without waking
@@ -32,7 +36,8 @@ from bench.session import shoe_session
 
 EXPERIMENTS: dict[str, dict[str, Any]] = {
     "baseline": {},
-    "inline-commit": {"variant": "inline-commit"},
+    "timeline": {"variant": "timeline"},
+    "inline-commit": {"variant": "inline-commit+timeline"},
     "log-warning": {"log_level": "warning"},
     "one-cpu": {"cpus": "1"},
 }
@@ -78,6 +83,8 @@ def main() -> int:
             print(
                 f"{name:24} {mode:6} {med['p50']:6.2f} {med['p99']:6.2f} {med['p99_9']:6.2f} {rsub:13.2f} {cpu:13.1f} {load:10.2f}"
             )
+            for k, x in (rs[-1].get("stages_ms") or {}).items():
+                print(f"    {k:32} p50 {x['p50']:7.3f}  p99 {x['p99']:7.3f}  mean {x['mean']:7.3f}")
     (ROOT / "bench" / "results" / "experiments.json").write_text(json.dumps(out, indent=1) + "\n")
     return 0
 

@@ -348,6 +348,7 @@ def run_one(
         mem1 = daemon.d.memory()
         loadr = load.result()
         daemon.finish()
+        timeline = _read_timeline(daemon.cfg.parent / "timeline.json")
     finally:
         daemon.close()
         floor.close()
@@ -362,6 +363,7 @@ def run_one(
     ours: list[int] = []
     ours_read: list[int] = []  # write → the daemon read the bytes (the event's mono)
     sampled: set[int] = set()
+    samples: list[tuple[int, float, int]] = []  # (write ns, the event's mono, arrival ns)
     seqs: list[int] = []
     for (t, _topic, body), (etype, fidx) in zip(daemon.arrivals, daemon.expected, strict=True):
         ev = msgspec.json.decode(body)
@@ -379,6 +381,7 @@ def run_one(
         ours.append(t - daemon.writes[fidx])
         if ev.get("mono") is not None:
             ours_read.append(int(ev["mono"] * 1e9) - daemon.writes[fidx])
+            samples.append((daemon.writes[fidx], ev["mono"], t))
         sampled.add(fidx)
     if len(floor.lines) != len(floor.written):
         raise RuntimeError(f"relay: {len(floor.written)} lines written, {len(floor.lines)} arrived")
@@ -389,6 +392,7 @@ def run_one(
         floor.reads[i] - floor.writes[fi] for i, fi in enumerate(floor.written) if fi in sampled
     ]
     gaps = sum(1 for a, b in itertools.pairwise(seqs) if b != a + 1)
+    stages = _stages(timeline, samples) if timeline is not None else None
     events = len(daemon.arrivals)
     cpu = cpu1 - cpu0
     o, fl = summary_ms(ours), summary_ms(floor_lat)
@@ -421,7 +425,50 @@ def run_one(
         "tabled_rss_kib": [mem0.get("VmRSS"), mem1.get("VmRSS")],
         "tabled_peak_rss_kib": mem1.get("VmHWM"),
         "machine_load": loadr,
-    }
+    } | ({"stages_ms": stages} if stages is not None else {})
+
+
+def _read_timeline(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    return msgspec.json.decode(path.read_bytes())  # type: ignore[no-any-return]
+
+
+def _stages(tl: dict[str, Any], samples: list[tuple[int, float, int]]) -> dict[str, Any]:
+    """Per card, the commit path stage by stage (bench.variant ``timeline``)."""
+    import bisect
+
+    procs = sorted(t for t, _ in tl["process"])
+    pubs = sorted((a, b) for a, b, _ in tl["publish"])
+    pub_starts = [a for a, _ in pubs]
+    by_mono = {m: (a, b) for a, b, m, n in tl["append"] if m is not None and n}
+    names = (
+        "write → read",
+        "read → pipeline",
+        "pipeline → journal thread",
+        "append (seal, SQLite, fsync)",
+        "journal thread → loop",
+        "publish (zmq send)",
+        "publish → subscriber",
+    )
+    out: dict[str, list[int]] = {n: [] for n in names}
+    for w, mono, arrival in samples:
+        ap = by_mono.get(mono)
+        if ap is None:
+            continue
+        read = int(mono * 1e9)
+        i = bisect.bisect_right(procs, ap[0]) - 1
+        j = bisect.bisect_left(pub_starts, ap[1])
+        if i < 0 or j >= len(pubs):
+            continue
+        p0, (q0, q1) = procs[i], pubs[j]
+        for n, v in zip(
+            names,
+            (read - w, p0 - read, ap[0] - p0, ap[1] - ap[0], q0 - ap[1], q1 - q0, arrival - q1),
+            strict=True,
+        ):
+            out[n].append(v)
+    return {n: summary_ms(v) for n, v in out.items() if v}
 
 
 def run(

@@ -10,7 +10,7 @@ published. Every 1,000 hands ``/proc/<pid>/status`` gives ``VmRSS`` and
 ``VmHWM`` (peak RSS); the daemon logs at ``info`` as in production (to
 /dev/null here).
 
-A soak is bounded by hands (default 100,000) and by time (default 60 s,
+A soak is bounded by hands (default 100,000) and by time (default 50 s,
 so that ``make bench`` stays within its budget); when time runs out first,
 the result says how many hands were played and the RSS slope over the
 hands after the first 10,000 is extrapolated to 100,000 — a number to
@@ -78,7 +78,7 @@ def run(
     *,
     quick: bool = False,
     hands: int = 100_000,
-    seconds: float = 60.0,
+    seconds: float = 50.0,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     if quick:

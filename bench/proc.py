@@ -155,6 +155,9 @@ class DaemonProcess:
         self.config = config
         self.log = log
         self.argv = [str(TABLED), "--config", str(config)]
+        self.env: dict[str, str] = {}
+        if variant is not None and "timeline" in variant:
+            self.env["BENCH_TIMELINE"] = str(config.parent / "timeline.json")
         if variant is not None:
             self.argv = [sys.executable, "-m", "bench.variant", variant, "--config", str(config)]
         if cpus is not None:
@@ -180,6 +183,7 @@ class DaemonProcess:
             PYTHONUNBUFFERED="1",
         )
         env.pop("WATCHDOG_USEC", None)
+        env.update(self.env)
         out = self.log.open("wb") if self.log is not None else subprocess.DEVNULL
         t0 = time.monotonic()
         self.proc = subprocess.Popen(

@@ -10,8 +10,9 @@ a single alarm. Each session here is played against the pure table
   ``betting.open``/``betting.close`` between hands, each hand's cards until
   the table says the hand is complete, the cut card at its place;
 * the wheel: a Cammegh SlingShot 2 as ``drivers/sim/wheel.py`` runs it,
-  status frames every simulated 500 ms with the states shortened to one or
-  two frames each, so that most frames change something.
+  a status frame every simulated 500 ms, with the states shortened to one
+  frame each (latency: nearly every frame changes something) or at the
+  simulator's own durations (throughput: most frames repeat the state).
 
 What comes out is a script of steps (a command, or a burst of frames a
 device sends without waiting for the table) where every step carries the
@@ -35,8 +36,12 @@ from drivers.readings import CardDrawn, CutCardOut, Malformed, Unknown
 
 #: the house rules of the shoe benchmarks (config/demo.toml's, without the croupier).
 SHOE_RULES: dict[str, Any] = {"decks": 8, "cut_card": 14, "start_burn": "first-card"}
-#: the wheel's states shortened to a frame or two (simulated seconds per state).
-WHEEL_DURATIONS = {6: 0.5, 1: 0.5, 2: 1.0, 3: 1.0, 4: 1.0, 5: 0.5}
+#: the wheel's states shortened to one status frame each (simulated seconds per state):
+#: nearly every frame changes something, for the latency runs.
+WHEEL_DURATIONS_SHORT = {6: 0.5, 1: 0.5, 2: 0.5, 3: 0.5, 4: 0.5, 5: 0.5}
+#: the simulator's own (demo) durations: most frames repeat the state, as on a
+#: real wheel, for the throughput runs.
+WHEEL_DURATIONS_DEMO: dict[int, float] | None = None
 
 
 @dataclass(slots=True)
@@ -219,10 +224,12 @@ def wheel_available() -> bool:
         return False
 
 
-def wheel_session(*, events: int, seed: int = 7) -> Session:
+def wheel_session(*, events: int, seed: int = 7, short: bool = True) -> Session:
     """Spins of a simulated SlingShot 2 until its frames caused at least ``events`` events.
 
     One step per spin: the frames from one ``betting.opened`` to the next.
+    ``short``: one status frame per wheel state; otherwise the simulator's
+    own durations (a status frame every 500 ms, most of them repeats).
     """
     from drivers.sim.wheel import WheelSimulator
 
@@ -232,7 +239,11 @@ def wheel_session(*, events: int, seed: int = 7) -> Session:
         __import__("msgspec").convert(options, driver_class("cammegh-ss2").Options)
     )
     proto = drv.protocol()
-    sim = WheelSimulator(seed=seed, period=0.5, durations=WHEEL_DURATIONS)
+    sim = WheelSimulator(
+        seed=seed,
+        period=0.5,
+        durations=WHEEL_DURATIONS_SHORT if short else WHEEL_DURATIONS_DEMO,
+    )
     player.decide(DeviceHealth("wheel", "ok", "bench", 0.0, {}))
     steps: list[Step] = []
     cur = Step("frames")

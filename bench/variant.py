@@ -9,6 +9,10 @@ touched) the way the proposed change would behave:
 * ``inline-commit``: the journal's ``append`` runs in the event loop's own
   thread instead of the journal thread (no hand-off and no wake-up of the
   loop by the writer thread); the loop is blocked during the fsync;
+* ``timeline``: no change in behaviour; the commit path is timed stage by
+  stage (``time.monotonic_ns``, the benchmark's clock) and the stamps are
+  written at exit to the file named by ``$BENCH_TIMELINE``;
+* ``inline-commit+timeline``: both;
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -50,7 +54,55 @@ def _inline_commit() -> None:
     pipeline.Pipeline.__init__ = patched  # type: ignore[method-assign]
 
 
-VARIANTS: dict[str, Callable[[], None]] = {"inline-commit": _inline_commit, "none": lambda: None}
+def _timeline() -> None:
+    """Stamps per commit: process start, append start/end (journal thread), publish start/end."""
+    import atexit
+    import json
+    import os
+    import time
+
+    from daemon import bus, journal, pipeline
+
+    now = time.monotonic_ns
+    rec: dict[str, list[Any]] = {"process": [], "append": [], "publish": [], "listeners": []}
+    process, append, publish = pipeline.Pipeline._process, journal.Journal.append, bus.Bus.publish
+
+    async def timed_process(self: Any, items: Any) -> None:
+        rec["process"].append((now(), len(items)))
+        await process(self, items)
+        rec["listeners"].append(now())
+
+    def timed_append(self: Any, batches: Any, snapshot: Any = None) -> Any:
+        t0 = now()
+        out = append(self, batches, snapshot)
+        mono = batches[0].mono if batches else None
+        rec["append"].append((t0, now(), mono, len(out)))
+        return out
+
+    def timed_publish(self: Any, events: Any, raw: Any = None) -> None:
+        t0 = now()
+        publish(self, events, raw)
+        rec["publish"].append((t0, now(), events[0].seq if events else None))
+
+    pipeline.Pipeline._process = timed_process  # type: ignore[method-assign]
+    journal.Journal.append = timed_append  # type: ignore[method-assign]
+    bus.Bus.publish = timed_publish  # type: ignore[method-assign]
+
+    def dump() -> None:
+        path = os.environ.get("BENCH_TIMELINE")
+        if path:
+            with open(path, "w") as f:
+                json.dump(rec, f)
+
+    atexit.register(dump)
+
+
+VARIANTS: dict[str, Callable[[], None]] = {
+    "inline-commit": _inline_commit,
+    "timeline": _timeline,
+    "inline-commit+timeline": lambda: (_inline_commit(), _timeline()) and None,
+    "none": lambda: None,
+}
 
 
 def main() -> int:

@@ -139,7 +139,7 @@ class Pipeline:
             if fut is not None:
                 fut.set_exception(RuntimeError("the daemon is stopping"))
             return fut
-        if len(self._inbox) >= self.max_pending:
+        if not self.healthy and len(self._inbox) >= self.max_pending:
             # Only while the journal has been failing for long: a bounded queue, counted loss.
             self.stats.dropped += 1
             if fut is not None:

@@ -105,7 +105,9 @@ class Daemon:
         self.log = config.parent / "daemon.log"
 
     def start(self, timeout: float = 15.0) -> None:
-        env = dict(os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1", **self.env)
+        env = dict(
+            os.environ, NOTIFY_SOCKET=str(self.notify_path), PYTHONUNBUFFERED="1", **self.env
+        )
         self._out = self.log.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "daemon.app", "--config", str(self.config)],

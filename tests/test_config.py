@@ -44,13 +44,17 @@ def test_good_config_loads_with_defaults_and_paths(tmp_path):
     assert s.control_endpoint == f"ipc://{s.state_dir / 'control.sock'}"
     eff = effective(s)
     assert eff["game"]["big_small_hands"] == 35 and eff["bus"]["publish"] == "tcp://127.0.0.1:7700"
-    s2 = load(p, env={"TABLED_STATE_DIR": "/var/lib/tabled/x", "TABLED_RUNTIME_DIR": "/run/tabled/x"})
+    s2 = load(
+        p, env={"TABLED_STATE_DIR": "/var/lib/tabled/x", "TABLED_RUNTIME_DIR": "/run/tabled/x"}
+    )
     assert str(s2.journal_path) == "/var/lib/tabled/x/journal.sqlite"
     assert s2.control_endpoint == "ipc:///run/tabled/x/control.sock"
 
 
 def test_every_problem_is_reported_at_once(tmp_path):
-    got = problems(tmp_path, GOOD.replace('port = "usb:0403:6001:A1B2"', 'baudrate = "fast"\nspeed = 3'))
+    got = problems(
+        tmp_path, GOOD.replace('port = "usb:0403:6001:A1B2"', 'baudrate = "fast"\nspeed = 3')
+    )
     assert 'devices[0].baudrate: expected an integer, got "fast"' in got
     assert "devices[0].port: missing required key" in got
     assert any(p.startswith("devices[0].speed: unknown key") for p in got)
@@ -61,13 +65,22 @@ def test_every_problem_is_reported_at_once(tmp_path):
     ("change", "message"),
     [
         (("decks = 6", "decks = 20"), "game.decks: expected an integer <= 12, got 20"),
-        (('start_burn = "decks"', 'start_burn = "sometimes"'), 'game.start_burn: expected a string matching'),
+        (
+            ('start_burn = "decks"', 'start_burn = "sometimes"'),
+            "game.start_burn: expected a string matching",
+        ),
         (("decks = 6", "deck = 6"), "game.deck: unknown key"),
         (('game = "baccarat"', 'game = "poker"'), 'table.game: unknown game "poker"'),
-        (('driver = "shoe-line"', 'driver = "shoe-lime"'), "devices[0].driver: unknown driver 'shoe-lime'"),
-        (('encoding = "suit-rank"', 'encoding = "morse"'), 'devices[0].options.encoding: "morse" is not one of'),
-        (('id = "bac-01"', 'id = "bad id!"'), 'table.id: expected a string matching'),
-        (("[game]\ndecks = 6\nstart_burn = \"decks\"\n", ""), None),
+        (
+            ('driver = "shoe-line"', 'driver = "shoe-lime"'),
+            "devices[0].driver: unknown driver 'shoe-lime'",
+        ),
+        (
+            ('encoding = "suit-rank"', 'encoding = "morse"'),
+            'devices[0].options.encoding: "morse" is not one of',
+        ),
+        (('id = "bac-01"', 'id = "bad id!"'), "table.id: expected a string matching"),
+        (('[game]\ndecks = 6\nstart_burn = "decks"\n', ""), None),
     ],
 )
 def test_bad_values_name_the_key(tmp_path, change, message):
@@ -81,7 +94,9 @@ def test_bad_values_name_the_key(tmp_path, change, message):
 
 
 def test_a_section_of_the_wrong_kind(tmp_path):
-    got = problems(tmp_path, "game = 3\n" + GOOD.replace('[game]\ndecks = 6\nstart_burn = "decks"\n', ""))
+    got = problems(
+        tmp_path, "game = 3\n" + GOOD.replace('[game]\ndecks = 6\nstart_burn = "decks"\n', "")
+    )
     assert "game: expected a table, got 3" in got
 
 

@@ -10,7 +10,9 @@ from daemon.table import TableState
 
 
 def croupier(**rules) -> tuple[Croupier, list[tuple[float, str]]]:
-    c = Croupier(BaccaratRules(betting_seconds=4.0, settle_seconds=1.5, **rules), submit=lambda _: None)
+    c = Croupier(
+        BaccaratRules(betting_seconds=4.0, settle_seconds=1.5, **rules), submit=lambda _: None
+    )
     planned: list[tuple[float, str]] = []
     c._later = lambda delay, name: planned.append((delay, name))  # type: ignore[method-assign]
     return c, planned

@@ -53,12 +53,22 @@ def test_each_dealer_error_through_a_pty(tmp_path):
         seen += f.until(lambda e: e.type == "table.paused", 15)
         r = tablectl(cfg, "card", "2C")
         assert r.returncode == 0, r.stderr
-        seen += f.until(lambda e: e.type == "alarm.raised" and e.data["kind"] == "card-before-betting-closed", 15)
+        seen += f.until(
+            lambda e: e.type == "alarm.raised" and e.data["kind"] == "card-before-betting-closed",
+            15,
+        )
         aid = seen[-1].data["id"]
         assert tablectl(cfg, "alarm", "clear", aid, "--reason", "set aside").returncode == 0
         seen += f.until(lambda e: e.type == "card.dealt" and e.data.get("carried"), 20)
-        seen += f.until(lambda e: e.type == "card.dealt" and e.data.get("extra_card")
-                        and not e.data.get("carried") and e.data["hand"] > seen[-1].data["hand"], 20)
+        seen += f.until(
+            lambda e: (
+                e.type == "card.dealt"
+                and e.data.get("extra_card")
+                and not e.data.get("carried")
+                and e.data["hand"] > seen[-1].data["hand"]
+            ),
+            20,
+        )
         seen += f.until(lambda e: e.type == "hand.result", 20)
         f.close()
         dev = json.loads(tablectl(cfg, "--json", "devices").stdout)["devices"][0]

@@ -74,7 +74,7 @@ def test_runner_reports_a_broken_invariant_as_a_crash(tmp_path):
 
 
 def test_runner_time_mode_reports_executions():
-    p = run("shoe_line", "hid", "--seconds", "1", "--json")
+    p = run("shoe_line", "hid", "--seconds", "1", "--json", "--jobs", "2")
     assert p.returncode == 0, p.stdout + p.stderr
     report = {r["target"]: r for r in map(json.loads, p.stdout.splitlines())}
     assert set(report) == {"shoe_line", "hid_scanner"}

@@ -27,7 +27,9 @@ def rows(tmp_path: Path) -> list[dict]:
 def check_journal(events: list[dict]) -> dict[str, int]:
     """Gapless seq; every card once; every hand's result follows from its own cards in shoe order."""
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    positions = [(e["data"]["shoe"], e["data"]["shoe_position"]) for e in events if e["type"] == "card.dealt"]
+    positions = [
+        (e["data"]["shoe"], e["data"]["shoe_position"]) for e in events if e["type"] == "card.dealt"
+    ]
     assert len(positions) == len(set(positions)), "a card was committed twice"
     by_shoe: dict[int, list[int]] = {}
     for shoe, pos in positions:
@@ -39,7 +41,9 @@ def check_journal(events: list[dict]) -> dict[str, int]:
     for e in events:
         d = e["data"]
         if e["type"] == "card.dealt" and d["box"] in ("player", "banker"):
-            hands.setdefault((d["shoe"], d["hand"]), {"player": [], "banker": []})[d["box"]].append(d["card"])
+            hands.setdefault((d["shoe"], d["hand"]), {"player": [], "banker": []})[d["box"]].append(
+                d["card"]
+            )
         elif e["type"] == "hand.result":
             cards = hands[(d["shoe"], d["hand"])]
             assert (d["player"], d["banker"]) == (cards["player"], cards["banker"])
@@ -133,7 +137,9 @@ def test_journal_write_failure_holds_inputs_and_resumes(tmp_path):
         assert st["journal_ok"] is False and "no space left" in st["journal_error"]
         assert st["last_seq"] == stuck
         flag.unlink()
-        evs = f.until(lambda e: e.type == "alarm.raised" and e.data["kind"] == "journal-failure", 20)
+        evs = f.until(
+            lambda e: e.type == "alarm.raised" and e.data["kind"] == "journal-failure", 20
+        )
         assert all(e.seq > stuck for e in evs if e.seq > stuck)
         f.until(lambda e: e.type == "card.dealt", 20)  # the table goes on
         f.close()
@@ -146,7 +152,11 @@ def test_journal_write_failure_holds_inputs_and_resumes(tmp_path):
 
 def test_alarms_latch_across_restarts(tmp_path):
     cfg = write_config(tmp_path, port=str(tmp_path / "absent"), sim="")
-    text = cfg.read_text().replace("betting_seconds = 0.05\n", "").replace("auto_new_shoe = true\n", "")
+    text = (
+        cfg.read_text()
+        .replace("betting_seconds = 0.05\n", "")
+        .replace("auto_new_shoe = true\n", "")
+    )
     cfg.write_text(text)
     d = Daemon(cfg)
     try:

@@ -15,7 +15,9 @@ daemon publish far more than the slow one's queues can hold.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -32,14 +34,27 @@ from daemon.subscriber import Follower
 GUARD = 30.0  # seconds: only a hang ever reaches it
 SNDHWM = 50
 #: events the daemon must publish while the slow subscriber sleeps: its SUB queue
-#: (RCVHWM 10), the publisher's queue (SNDHWM 50) and both kernel socket buffers
-#: (RCVBUF 4 KiB here) hold far fewer.
+#: (RCVHWM 10), the publisher's queue (SNDHWM 50) and the unix socket's buffer
+#: (~200 KiB, events are ~380 bytes) hold far fewer.
 PAUSE_EVENTS = 600
 
 
 def fast_config(tmp: Path) -> Path:
+    """A table dealing flat out, publishing on a unix socket with a small queue.
+
+    The publish socket is ``ipc://``, not loopback TCP: loopback's 64 KiB MSS lets
+    the kernel's send buffer grow to megabytes, so a paused subscriber on TCP loses
+    nothing until some ten thousand events have piled up; a unix socket's buffer is
+    about 200 KiB (``net.core.wmem_default``), a few hundred events.
+    """
     cfg = write_config(tmp, sim="seed = 5\npace = 0.0\n")
     text = cfg.read_text()
+    run = re.search(r'runtime_dir = "(.*)"', text)
+    assert run is not None
+    text, n = re.subn(
+        r'publish = "tcp://127\.0\.0\.1:\d+"', f'publish = "ipc://{run[1]}/publish.sock"', text
+    )
+    assert n == 1
     text = text.replace("betting_seconds = 0.05\n", "betting_seconds = 0.01\n")
     text = text.replace("settle_seconds = 0.01\n", "settle_seconds = 0.0\n")
     text = text.replace(
@@ -160,7 +175,7 @@ class Recorder:
 
 
 def gaps(seqs: list[int]) -> list[tuple[int, int]]:
-    return [(a, b) for a, b in zip(seqs, seqs[1:], strict=False) if b != a + 1]
+    return [(a, b) for a, b in itertools.pairwise(seqs) if b != a + 1]
 
 
 def take(f: Follower, held: list[Event], until: Callable[[int], bool]) -> None:
@@ -184,7 +199,6 @@ def test_slow_subscriber_loses_to_the_hwm_and_repairs_from_replay(daemon, tmp_pa
     # a small queue on the slow subscriber, set before it connects (HWM applies per connection)
     slow.sub.disconnect(pub)
     slow.sub.setsockopt(zmq.RCVHWM, 10)
-    slow.sub.setsockopt(zmq.RCVBUF, 4096)
     slow.sub.connect(pub)
     rec = Recorder(slow.sub)
     slow.sub = rec  # type: ignore[assignment]
@@ -264,7 +278,9 @@ def test_restarted_and_late_subscribers_end_with_the_same_events(daemon, tmp_pat
     try:
         first.join(GUARD)
         assert not first.is_alive() and first.last_seq >= 40
-        gone_at = steady.progress.wait(lambda s: s >= first.last_seq + 100, "events while it is down")
+        gone_at = steady.progress.wait(
+            lambda s: s >= first.last_seq + 100, "events while it is down"
+        )
         restarted = Reader(pub, rep, stop)  # from scratch: last_seq = 0
         restarted.start()
         late = Reader(pub, rep, stop)  # joins well after the table started

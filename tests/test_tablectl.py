@@ -38,10 +38,17 @@ def test_trace_save_then_replay_reproduces_the_events(tmp_path):
     import sqlite3
 
     db = sqlite3.connect(tmp_path / "state" / "journal.sqlite")
-    live = [json.loads(b) for (b,) in db.execute("SELECT body FROM events WHERE type = 'hand.result'")]
+    live = [
+        json.loads(b) for (b,) in db.execute("SELECT body FROM events WHERE type = 'hand.result'")
+    ]
     db.close()
-    r = subprocess.run([sys.executable, "-m", "daemon.cli", "replay", str(cap)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "daemon.cli", "replay", str(cap)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     replayed = [json.loads(line) for line in r.stdout.splitlines()]
     results = [comparable(e) for e in replayed if e["type"] == "hand.result"]
@@ -72,9 +79,17 @@ def test_a_command_below_its_role_is_refused_and_changes_nothing(tmp_path):
     import os
 
     group = grp.getgrgid(os.getgid()).gr_name
-    cfg = write_config(tmp_path, port=str(tmp_path / "no-port"), sim="",
-                       extra=f'\n[control]\nroles = {{ viewer = "{group}", dealer = "{group}" }}\n')
-    text = cfg.read_text().replace("betting_seconds = 0.05\n", "").replace("auto_new_shoe = true\n", "")
+    cfg = write_config(
+        tmp_path,
+        port=str(tmp_path / "no-port"),
+        sim="",
+        extra=f'\n[control]\nroles = {{ viewer = "{group}", dealer = "{group}" }}\n',
+    )
+    text = (
+        cfg.read_text()
+        .replace("betting_seconds = 0.05\n", "")
+        .replace("auto_new_shoe = true\n", "")
+    )
     cfg.write_text(text)
     d = Daemon(cfg)
     try:
@@ -101,12 +116,28 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
     try:
         d.start()
         cmd = f"{sys.executable} -m daemon.cli --config {cfg} monitor --seconds 25"
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24",
-                        "-c", str(ROOT), cmd], check=True)
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-c",
+                str(ROOT),
+                cmd,
+            ],
+            check=True,
+        )
 
         def screen() -> str:
-            return subprocess.run(["tmux", "capture-pane", "-t", session, "-p"],
-                                  capture_output=True, text=True).stdout
+            return subprocess.run(
+                ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
+            ).stdout
 
         def wait_for(pred, timeout=15.0) -> str:
             # the screen is polled because tmux offers no change notification; bounded

@@ -15,14 +15,21 @@ from daemon.tools.doctor import holders
 
 
 def ctl(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "daemon.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def config(tmp_path, port: str) -> str:
     p = tmp_path / "t.toml"
-    p.write_text(f'[table]\nid = "t"\ngame = "baccarat"\nstate_dir = "{tmp_path}"\n'
-                 f'[[devices]]\nname = "shoe"\ndriver = "shoe-line"\nport = "{port}"\n')
+    p.write_text(
+        f'[table]\nid = "t"\ngame = "baccarat"\nstate_dir = "{tmp_path}"\n'
+        f'[[devices]]\nname = "shoe"\ndriver = "shoe-line"\nport = "{port}"\n'
+    )
     return str(p)
 
 

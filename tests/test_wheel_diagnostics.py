@@ -19,11 +19,18 @@ def roulette_config(tmp: Path) -> Path:
     text = re.sub(r"tcp://127.0.0.1:7711", f"tcp://127.0.0.1:{free_port()}", text)
     run = tempfile.mkdtemp(prefix="tw-", dir="/tmp")
     group = grp.getgrgid(os.getgid()).gr_name
-    text = text.replace('game = "roulette"\n', f'game = "roulette"\nstate_dir = "{tmp}/state"\nruntime_dir = "{run}"\n', 1)
+    text = text.replace(
+        'game = "roulette"\n',
+        f'game = "roulette"\nstate_dir = "{tmp}/state"\nruntime_dir = "{run}"\n',
+        1,
+    )
     text = text.replace("period = 0.5", "period = 0.05")
     roles = f'roles = {{ technician = "{group}", supervisor = "{group}" }}\n'
-    text = text.replace("[control]\n", "[control]\n" + roles, 1) if "[control]" in text else (
-        text + "\n[control]\n" + roles)
+    text = (
+        text.replace("[control]\n", "[control]\n" + roles, 1)
+        if "[control]" in text
+        else (text + "\n[control]\n" + roles)
+    )
     cfg = tmp / "roulette.toml"
     cfg.write_text(text)
     return cfg
@@ -46,6 +53,9 @@ def test_wheel_version_and_settings_are_journaled_with_replies(tmp_path):
         d.stop()
         d.close()
     db = sqlite3.connect(tmp_path / "state" / "journal.sqlite")
-    cmds = [json.loads(b)["data"] for (b,) in db.execute("SELECT body FROM events WHERE type = 'device.command'")]
+    cmds = [
+        json.loads(b)["data"]
+        for (b,) in db.execute("SELECT body FROM events WHERE type = 'device.command'")
+    ]
     db.close()
     assert [(c["command"], c["by"]) for c in cmds[:2]] == [("*V", "tech1"), ("*S", "tech1")]
