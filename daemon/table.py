@@ -53,13 +53,7 @@ class Command(msgspec.Struct, frozen=True):
     mono: float | None = None
 
 
-class Tick(msgspec.Struct, frozen=True):
-    """A deadline the table asked for has passed."""
-
-    mono: float
-
-
-Input = DeviceReading | DeviceHealth | Command | Tick
+Input = DeviceReading | DeviceHealth | Command
 
 # -- roles ---------------------------------------------------------------------------
 
@@ -139,8 +133,6 @@ class Game(Protocol):
     def decide(self, t: TableState, inp: Input, d: Decision) -> None: ...
 
     def apply(self, g: Any, type_: str, data: dict[str, Any]) -> Any: ...
-
-    def deadline(self, g: Any) -> float | None: ...
 
 
 GAMES: dict[str, str] = {
@@ -363,9 +355,6 @@ class Table:
         if g is not t.game:
             t = msgspec.structs.replace(t, game=g)
         return t
-
-    def deadline(self, t: TableState) -> float | None:
-        return self.game.deadline(t.game)
 
     # -- snapshots -----------------------------------------------------------------------
 

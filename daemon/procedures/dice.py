@@ -115,9 +115,6 @@ class SicBoGame:
     def initial(self) -> DiceState:
         return DiceState()
 
-    def deadline(self, g: DiceState) -> float | None:
-        return None
-
     def summary(self, g: DiceState) -> dict[str, Any]:
         """The game state as a technician reads it (``tablectl status``; the simulator's resume)."""
         return {

@@ -208,9 +208,6 @@ class ShoeGame:
     def initial(self) -> ShoeState:
         return ShoeState()
 
-    def deadline(self, g: ShoeState) -> float | None:
-        return None
-
     def summary(self, s: ShoeState) -> dict[str, Any]:
         """The game state as a technician reads it (``tablectl status``)."""
         return {

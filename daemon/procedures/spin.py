@@ -183,9 +183,6 @@ class RouletteGame:
     def initial(self) -> RouletteState:
         return RouletteState()
 
-    def deadline(self, g: RouletteState) -> float | None:
-        return None  # the wheel reports every 500 ms; windows are judged on its frames
-
     def summary(self, g: RouletteState) -> dict[str, Any]:
         """The game as a technician reads it (``tablectl status``)."""
         names = M360_STATES if self.rules.wheel_model == "m360" else SS2_STATES
