@@ -525,3 +525,23 @@ def test_the_shuffler_door_alarm_clears_when_the_door_closes():
     assert of(shuffler(h, ShufflerDoorOpen()), "alarm.raised")[0]["kind"] == "shuffler-door-open"
     evs = shuffler(h, ShufflerDoorClosed())
     assert h.types(evs) == ["alarm.cleared"] and not h.state.alarms
+
+
+def test_a_card_reader_lost_mid_hand_pauses_it_and_its_return_resumes_it():
+    h = Harness(start_burn="none")
+    h._run(DeviceHealth("shoe", "ok", "port open", 0.0))
+    h.new_shoe()
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    h.card("9S")
+    assert h._run(DeviceHealth("shuffler", "disconnected", "unplugged", 0.0))[-1][0] == "device.disconnected"
+    assert h.g.phase == "dealing"  # the hand does not depend on the shuffler
+    evs = h._run(DeviceHealth("shoe", "disconnected", "unplugged", 0.0))
+    assert h.types(evs) == ["device.disconnected", "alarm.raised", "table.paused"]
+    assert h.g.phase == "paused" and h.g.paused == "device"
+    h.cmd("card.enter", card="2C")
+    assert "waits for its card reader" in h.refused
+    evs = h._run(DeviceHealth("shoe", "ok", "port open", 0.0))
+    assert h.types(evs) == ["device.connected", "table.resumed", "alarm.cleared"]
+    assert h.g.phase == "dealing" and not h.state.alarms
+    assert of(h.cards("2C", "KD", "4C"), "hand.result")[0]["player"] == ["9S", "KD"]

@@ -25,6 +25,7 @@ from daemon.table import (
     Command,
     CommandSpec,
     Decision,
+    DeviceHealth,
     DeviceReading,
     Input,
     TableState,
@@ -149,6 +150,8 @@ class ShoeState(msgspec.Struct, frozen=True):
     results: int = 0
     #: the last completed shuffle that passed the count, not yet made a shoe (id, device)
     shuffle: dict[str, Any] | None = None
+    #: devices that have read cards at this table: a hand depends on them
+    readers: tuple[str, ...] = ()
 
 
 class HandRules(Protocol):
@@ -257,6 +260,45 @@ class ShoeGame:
                 self._shuffler(t, s, d, dev, r)
         elif isinstance(inp, Command):
             self._command(t, s, inp, d)
+        elif isinstance(inp, DeviceHealth) and inp.device in s.readers:
+            self._reader_health(t, s, d, inp)
+
+    def _reader_health(self, t: TableState, s: ShoeState, d: Decision, h: DeviceHealth) -> None:
+        """A card reader lost mid-hand pauses the hand; its return resumes it."""
+        if h.health != "ok" and s.phase in ("dealing", "betting") and not s.demo:
+            aid = raise_alarm(
+                t,
+                d,
+                "card-reader-lost",
+                f"{h.device} is {h.health} during hand {s.hand} ({h.reason})",
+                rule="no card is guessed: the hand waits for its reader",
+                action="reconnect the reader and go on; if cards were drawn while it was away, "
+                "`tablectl void hand` (they were never read)",
+                severity="warning",
+                device=h.device,
+                hand=s.hand,
+            )
+            d.add(
+                "table.paused",
+                shoe=s.shoe,
+                hand=s.hand,
+                reason="device",
+                alarm=aid,
+                held=[],
+                device=h.device,
+            )
+        elif h.health == "ok" and s.paused == "device":
+            d.add(
+                "table.resumed",
+                shoe=s.shoe,
+                hand=s.hand,
+                by=h.device,
+                card=None,
+                entered=False,
+                alarm=s.pause_alarm,
+            )
+            if s.pause_alarm in t.alarms:
+                d.add("alarm.cleared", id=s.pause_alarm, by=h.device, reason=f"{h.device} is back")
 
     def on_restart(self, t: TableState, d: Decision) -> None:
         """seed 003 §2.1.8: when the house says so, a system failure voids the hand in play."""
@@ -339,6 +381,9 @@ class ShoeGame:
                 rule="seed 000/001 art. 4: a reversed card in the shoe: bets stand, the game goes on",
             )
         elif n == "card.enter":
+            if s.paused == "device":
+                d.refused = "the table waits for its card reader, not for a card: reconnect it, or void the hand"
+                return
             if s.paused is None:
                 d.refused = "no card is waiting for manual entry"
                 return
@@ -927,6 +972,9 @@ class ShoeGame:
         if type_ == "card.dealt":
             card, box = data["card"], data["box"]
             s = rep(s, seen={**s.seen, card: s.seen.get(card, 0) + 1}, out=s.out + 1)
+            dev = data.get("device")
+            if dev and dev not in s.readers and not data.get("entered_by"):
+                s = rep(s, readers=(*s.readers, dev))
             if box == "burn":
                 if s.phase == "burning":
                     if data.get("exposed"):
@@ -964,6 +1012,7 @@ class ShoeGame:
                 shoe=data["shoe"],
                 burn_due=due,
                 burn_first_pending=data["burn"] == "first-card",
+                readers=s.readers,
             )
         if type_ == "shoe.burn":
             return rep(
