@@ -372,8 +372,7 @@ def _device_session(
             if rc:
                 return rc
             start = res["last_seq"] if start is None else start
-        f.last_seq = (start or 1) - 1
-        f._live = False
+        f.rewind((start or 1) - 1)
         replies = []
         deadline = time.monotonic() + wait
         for ev in f.events(timeout=max(0.1, wait), heartbeats=False):

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import zmq
 
 from daemon.events import Event, decode
@@ -40,6 +41,7 @@ class Follower:
         *,
         table: str = "",
         last_seq: int = 0,
+        journal_id: str | None = None,
         ctx: zmq.Context[Any] | None = None,
         curve: ClientCurve | tuple[bytes, bytes, bytes] | None = None,
     ) -> None:
@@ -47,7 +49,8 @@ class Follower:
         self.curve = ClientCurve.of(curve) if curve is not None else None
         self.replay_endpoint = replay
         self.last_seq = last_seq
-        self.journal_id: str | None = None
+        #: the journal ``last_seq`` belongs to (keep both across restarts of the follower)
+        self.journal_id: str | None = journal_id
         self.heartbeat: dict[str, Any] | None = None
         self.repairs = 0
         self.sub = self.ctx.socket(zmq.SUB)
@@ -57,6 +60,13 @@ class Follower:
         if self.curve is not None:
             self.curve.apply(self.sub)
         self.sub.connect(publish)
+        self._live = False
+        #: times the table's journal was replaced while following (journal_id changed)
+        self.journal_changes = 0
+
+    def rewind(self, last_seq: int) -> None:
+        """Hold nothing after ``last_seq``: the next heartbeat replays from there."""
+        self.last_seq = last_seq
         self._live = False
 
     def close(self) -> None:
@@ -80,11 +90,15 @@ class Follower:
                         f"no replay answer from {self.replay_endpoint} in {timeout} s"
                     )
                 frame = s.recv()
-                if frame.startswith(b'{"end"') or b'"end":true' in frame[:40]:
+                try:
+                    out.append(decode(frame))
+                    continue
+                except msgspec.ValidationError:
+                    pass  # not an event: the end marker or an error reply
+                reply = json.loads(frame)
+                if reply.get("end") is True:
                     return out
-                if b'"error"' in frame[:20]:
-                    raise ReplayFailed(json.loads(frame)["error"])
-                out.append(decode(frame))
+                raise ReplayFailed(str(reply.get("error", reply)))
         finally:
             s.close()
 
@@ -110,7 +124,13 @@ class Follower:
             if topic.endswith(b".heartbeat"):
                 hb = json.loads(body)
                 self.heartbeat = hb
-                self.journal_id = hb["data"].get("journal_id", self.journal_id)
+                jid = hb["data"].get("journal_id")
+                if jid and self.journal_id and jid != self.journal_id:
+                    # A new journal (the table's file was replaced): its seqs start again at 1
+                    # and mean other events. Start over; the caller sees ``journal_id`` change.
+                    self.journal_changes += 1
+                    self.rewind(0)
+                self.journal_id = jid or self.journal_id
                 if not self._live or hb["data"]["last_seq"] > self.last_seq:
                     # first heartbeat: the subscription is live, fetch what came before it;
                     # later: the tail was lost (HWM, a quiet gap): repair it.

@@ -144,3 +144,27 @@ def test_config_errors_refuse_to_start(tmp_path):
     c = tablectl(bad, "config", "check", str(bad))
     assert c.returncode == 2
     assert c.stderr.count("bad.toml: ") == 3
+
+
+def test_a_replaced_journal_makes_the_follower_start_over(tmp_path, daemon_factory):
+    """seq numbers belong to one journal: a new file means new events from seq 1."""
+    cfg = write_config(tmp_path)
+    pub, rep = endpoints(cfg)
+    d = daemon_factory(cfg)
+    d.start()
+    f = Follower(pub, rep, table="it")
+    f.until(lambda e: e.type == "card.dealt", 20)
+    old_id, old_seq = f.journal_id, f.last_seq
+    f.close()
+    assert d.stop() == 0
+    (tmp_path / "state" / "journal.sqlite").rename(tmp_path / "old-journal.sqlite")
+    d = daemon_factory(cfg)
+    d.start()
+    f = Follower(pub, rep, table="it", last_seq=old_seq, journal_id=old_id)
+    try:
+        evs = f.until(lambda e: e.type == "daemon.started", 20)
+        assert f.journal_changes == 1 and f.journal_id != old_id
+        assert evs[0].seq == 1 and evs[-1].data["recovered_seq"] == 0
+    finally:
+        f.close()
+        assert d.stop() == 0

@@ -208,11 +208,10 @@ def run(a: argparse.Namespace) -> int:
     try:
         ev_iter = follower.events(timeout=3.0, heartbeats=True)
         first = next(x for x in ev_iter if isinstance(x, dict))
-        follower.last_seq = max(0, first["data"]["last_seq"] - a.history)
+        follower.rewind(max(0, first["data"]["last_seq"] - a.history))
     except StopIteration:
         print(f"no heartbeat from {s.config.bus.publish}: is tabled running?", file=sys.stderr)
         return 3
-    follower._live = False  # replay from the new starting point at the next heartbeat
     model = Model(s.table)
     end = None if a.seconds is None else time.monotonic() + a.seconds
     if a.json:
