@@ -217,6 +217,7 @@ class DeviceRunner:
             if c.last_frame_mono is None
             else round(self.mono() - c.last_frame_mono, 3),
             "last_frame_time": c.last_frame_wall,
+            "protocol": self.protocol.stats(),
             "last_malformed": None
             if self.last_malformed is None
             else {"reason": self.last_malformed[0], "frame": self.last_malformed[1].hex()},

@@ -46,6 +46,12 @@ class Protocol(abc.ABC):
         """The link went down: a half frame left in the buffer is reported, not kept."""
         return []
 
+    #: the protocol's own counters a technician should see (``tablectl devices``)
+    STATS: tuple[str, ...] = ()
+
+    def stats(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.STATS}
+
 
 class LineFramer:
     """Splits a byte stream into lines ended by CR and/or LF, with a bound.

@@ -130,6 +130,8 @@ class HidScannerOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True)
 class HidKeyboardProtocol(Protocol):
     """Boot keyboard reports in, card readings out (one per Enter)."""
 
+    STATS = ("repeats_dropped", "rollover_reports", "unknown_usages")
+
     def __init__(self, options: HidScannerOptions) -> None:
         self.o = options
         self._held: frozenset[int] = frozenset()

@@ -11,7 +11,7 @@ The protocol page is ``docs/protocols/shoe-line.md``.
 from __future__ import annotations
 
 import typing
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -42,10 +42,12 @@ class ShoeLineOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: some shoes send each draw twice. A real second copy of the same card
     #: comes a dealer's hand-movement later, well outside the window.
     drop_repeats: bool = False
-    repeat_window: float = msgspec.field(default=0.3)
+    repeat_window: Annotated[float, msgspec.Meta(ge=0)] = 0.3
 
 
 class ShoeLineProtocol(Protocol):
+    STATS = ("repeats_dropped",)
+
     def __init__(self, options: ShoeLineOptions) -> None:
         self.o = options
         self.framer = LineFramer(max_line=64)
@@ -119,7 +121,7 @@ def line_reading(frame: bytes, o: CodeOptions) -> Reading:
     decoded = decode(code, o.encoding)
     if decoded is not None:
         return CardDrawn(frame=frame, card=decoded[0], box=decoded[1], face_up=face_up)
-    if len(text) <= MAX_CODE and text.replace(" ", "").isalnum():
+    if len(code) <= MAX_CODE and code.replace(" ", "").isalnum():
         # Looks like a code the reader produced, not line noise: the
         # card is physically out and must be entered by a supervisor.
         return CardUnreadable(frame=frame, code=text)

@@ -402,6 +402,8 @@ class ShufflerRefOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True
 class ShufflerRefProtocol(Protocol):
     """Bytes in any split → shuffler readings. A deck order is counted, never read."""
 
+    STATS = ("deck_orders_dropped",)
+
     def __init__(self) -> None:
         self.framer = Framer()
         self.deck_orders_dropped = 0
