@@ -97,14 +97,17 @@ class Framer:
                 self._skip(1, out)
                 continue
             size = n + OVERHEAD
-            if len(buf) < size:
-                # Wait for the rest, unless a whole good frame already sits behind this
-                # start: then this start was noise, and the good frame is not held back.
-                j = self._later_frame()
-                if j is None:
-                    break
+            # A whole good frame inside this candidate's span means its start was noise:
+            # the inner frame wins, whether or not the candidate is complete yet, so the
+            # verdict is the same however the bytes were split (and a good frame behind
+            # noise is not held back). A device's real data cannot hold one: faces are
+            # 1–6 and texts are too short for a whole frame.
+            j = self._later_frame(size)
+            if j is not None:
                 self._skip(j, out)
                 continue
+            if len(buf) < size:
+                break
             if buf[size - 1] != EOF:
                 self._skip(1, out)
                 continue
@@ -144,14 +147,15 @@ class Framer:
         self._quiet = 0
         return [m for m in out if isinstance(m, Malformed)]
 
-    def _later_frame(self) -> int | None:
-        """Where a complete frame with a good trailer and checksum starts after byte 0."""
+    def _later_frame(self, span: int) -> int | None:
+        """Where a complete, good frame ending within the first ``span`` bytes starts after byte 0."""
         buf = self._buf
+        limit = min(span, len(buf))
         j = buf.find(SOF, 1)
-        while j > 0 and j + 1 < len(buf):
+        while 0 < j and j + 1 < limit:
             n = buf[j + 1]
             end = j + n + OVERHEAD
-            if n <= MAX_DATA and end <= len(buf) and buf[end - 1] == EOF:
+            if n <= MAX_DATA and end <= limit and buf[end - 1] == EOF:
                 cmd, body = buf[j + 2], bytes(buf[j + 3 : j + 3 + n])
                 if buf[end - 2] == checksum(cmd, body):
                     return j
