@@ -315,6 +315,19 @@ class Table:
             active = ", ".join(t.alarms) or "none"
             d.refused = f"no active alarm {alarm_id!r} (active: {active})"
             return
+        # An alarm the game is still waiting on (a paused hand) is settled by the game's own
+        # command, not by clearing it: otherwise the table stays paused with no alarm shown.
+        held = getattr(self.game, "held_alarm", lambda g: None)(t.game)
+        if held is not None and held in ids:
+            if alarm_id == "all":
+                ids.remove(held)
+            else:
+                d.refused = (
+                    f"alarm {held} holds the table paused: it clears when the card is entered "
+                    "(`tablectl card CODE`), accepted (`tablectl card accept`), or the hand is "
+                    "voided (`tablectl void hand`)"
+                )
+                return
         for i in ids:
             d.add("alarm.cleared", id=i, by=c.actor, reason=str(c.args.get("reason", "")))
 

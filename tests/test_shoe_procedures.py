@@ -545,3 +545,18 @@ def test_a_card_reader_lost_mid_hand_pauses_it_and_its_return_resumes_it():
     assert h.types(evs) == ["device.connected", "table.resumed", "alarm.cleared"]
     assert h.g.phase == "dealing" and not h.state.alarms
     assert of(h.cards("2C", "KD", "4C"), "hand.result")[0]["player"] == ["9S", "KD"]
+
+
+def test_the_alarm_a_paused_hand_waits_on_is_not_cleared_by_hand():
+    h = Harness(start_burn="none")
+    h.new_shoe()
+    h.cmd("betting.open")
+    h.cmd("betting.close")
+    h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    (aid,) = h.state.alarms
+    assert h.cmd("alarm.clear", id=aid, reason="x") == []
+    assert "holds the table paused" in h.refused
+    h.cmd("alarm.clear", id="all", reason="x")  # clears the others, keeps the held one
+    assert aid in h.state.alarms and h.g.phase == "paused"
+    h.cmd("card.exposed", role="dealer", card="XX")
+    assert "not a card" in h.refused

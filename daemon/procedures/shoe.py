@@ -211,6 +211,10 @@ class ShoeGame:
     def initial(self) -> ShoeState:
         return ShoeState()
 
+    def held_alarm(self, s: ShoeState) -> str | None:
+        """The alarm a paused hand waits on, which only its own commands may settle."""
+        return s.pause_alarm if s.paused in ("card-entry", "decision") else None
+
     def summary(self, s: ShoeState) -> dict[str, Any]:
         """The game state as a technician reads it (``tablectl status``)."""
         return {
@@ -371,7 +375,14 @@ class ShoeGame:
         elif n == "shoe.cut-card":
             self._cut_card(t, s, d, source=by)
         elif n == "card.exposed":
-            self._exposed(t, s, d, by, str(c.args.get("card") or "") or None)
+            shown = str(c.args.get("card") or "") or None
+            if shown is not None:
+                try:
+                    shown = parse_card(shown)
+                except CardError as e:
+                    d.refused = str(e)
+                    return
+            self._exposed(t, s, d, by, shown)
         elif n == "card.face-up":
             d.add(
                 "card.face_up",
