@@ -65,6 +65,46 @@ def test_heartbeat_replay_and_status(tmp_path, daemon_factory):
     assert st.returncode in (0, 1), st.stderr
     status = json.loads(st.stdout)
     assert status["table"] == "it" and status["last_seq"] >= events[-1].seq
+    # the documented --json contract (docs/operations.md): keys may be added, never dropped
+    assert {
+        "table",
+        "game",
+        "version",
+        "uptime",
+        "last_seq",
+        "last_hash",
+        "journal",
+        "journal_id",
+        "journal_ok",
+        "journal_error",
+        "publish",
+        "replay",
+        "state",
+        "devices",
+        "alarms",
+        "pipeline",
+        "bus",
+        "security",
+    } <= status.keys()
+    assert {
+        "name",
+        "driver",
+        "health",
+        "reason",
+        "port",
+        "configured_port",
+        "identity",
+        "frames",
+        "malformed",
+        "unknown",
+        "reconnects",
+        "bytes_in",
+        "bytes_out",
+        "last_frame_age",
+        "last_frame_time",
+        "last_malformed",
+        "protocol",
+    } <= status["devices"][0].keys()
     assert status["devices"][0]["name"] == "shoe" and status["devices"][0]["health"] == "ok"
     assert d.stop() == 0
 
