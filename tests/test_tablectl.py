@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -153,10 +154,15 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
         lines = s.splitlines()
         assert len(lines) <= 24 and all(len(x) <= 80 for x in lines)
         assert " it " in lines[0] and "shoe" in s and "ok" in s
-        seq_before = int(lines[0].split("seq ")[1].split()[0])
+        seq_before = int(re.search(r"seq (\d+)", lines[0]).group(1))
         d.kill()
         d.start()
-        s = wait_for(lambda s: int(s.splitlines()[0].split("seq ")[1].split()[0]) > seq_before + 5)
+        def seq_on(screen_text: str) -> int:
+            # the header line; mid-redraw the screen may not show it yet
+            m = re.search(r"seq (\d+)", screen_text)
+            return int(m.group(1)) if m else -1
+
+        s = wait_for(lambda s: seq_on(s) > seq_before + 5)
         assert "bead plate" in s
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
