@@ -24,6 +24,7 @@ from typing import Any, Final
 import structlog
 
 from drivers.dice_ref import ACKS, Frame, Framer, encode_frame
+from drivers.sim.faults import FaultQueue
 
 log = structlog.get_logger("sim.dice")
 
@@ -52,12 +53,10 @@ class DiceSimulator:
         error_every: int = 0,
         fault_code: int = 1,
     ) -> None:
-        for e in errors:
-            self._check(e)
         self.seed = seed
         self.pace = pace
         self.rng = random.Random(seed)
-        self.pending: deque[str] = deque(errors)
+        self.pending = FaultQueue(ERRORS, "shaker error", errors)
         self.error_every = error_every
         self.fault_code = fault_code
         self.steps: deque[tuple[float, bytes]] = deque()
@@ -84,20 +83,11 @@ class DiceSimulator:
             fault_code=int(sim.get("fault_code", 1)),
         )
 
-    @staticmethod
-    def _check(kind: str) -> None:
-        if kind not in ERRORS:
-            raise ValueError(f"unknown shaker error {kind!r} (known: {', '.join(ERRORS)})")
-
     def inject(self, kind: str) -> None:
-        self._check(kind)
-        self.pending.append(kind)
+        self.pending.add(kind)
 
     def _take(self, kind: str) -> bool:
-        if kind in self.pending:
-            self.pending.remove(kind)
-            return True
-        return False
+        return self.pending.take(kind)
 
     @property
     def busy(self) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import deque
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -20,6 +19,7 @@ import structlog
 
 from daemon.cards import DECK
 from drivers.card_codes import encode
+from drivers.sim.faults import FaultQueue
 
 log = structlog.get_logger("sim.shoe")
 
@@ -54,7 +54,7 @@ class ShoeSimulator:
         self.cut_code = cut_card_code
         self.error_code = read_error_code
         self.face_up_marker = face_up_marker
-        self.pending: deque[str] = deque(errors)
+        self.pending = FaultQueue(ERRORS, "dealer error", errors, in_order=True)
         self.error_every = error_every
         self.rng = random.Random(seed)
         self.cards: list[str] = []
@@ -91,9 +91,7 @@ class ShoeSimulator:
         )
 
     def inject(self, kind: str) -> None:
-        if kind not in ERRORS:
-            raise ValueError(f"unknown dealer error {kind!r} (known: {', '.join(ERRORS)})")
-        self.pending.append(kind)
+        self.pending.add(kind)
 
     # -- the pty ---------------------------------------------------------------------------
 
@@ -142,10 +140,7 @@ class ShoeSimulator:
 
     def _take(self, kind: str) -> bool:
         """Errors happen in the order asked, each at its next chance."""
-        if self.pending and self.pending[0] == kind:
-            self.pending.popleft()
-            return True
-        return False
+        return self.pending.take(kind)
 
     def _deal(self, n: int = 1) -> None:
         self._want += n

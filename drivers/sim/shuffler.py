@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import deque
 from collections.abc import Sequence
 from typing import Any, Final
 
 import structlog
 
 from drivers.shuffler_ref import FAULTS, RANKS, Framer, command, encode_frame
+from drivers.sim.faults import FaultQueue
 
 log = structlog.get_logger("sim.shuffler")
 
@@ -53,14 +53,12 @@ class ShufflerSimulator:
         follow_table: bool = True,
         faults: Sequence[str] = (),
     ) -> None:
-        for kind in faults:
-            self._check(kind)
         self.seed = seed
         self.decks = decks
         self.shuffle_time = shuffle_time
         self.recognises_cards = recognises_cards
         self.follow_table = follow_table
-        self.pending: deque[str] = deque(faults)
+        self.pending = FaultQueue(INJECTABLE, "shuffler fault", faults)
         self.state = "IDLE"
         self.shuffles = 0
         self.link: Any = None
@@ -84,20 +82,11 @@ class ShufflerSimulator:
             faults=list(sim.get("faults", [])),
         )
 
-    @staticmethod
-    def _check(kind: str) -> None:
-        if kind not in INJECTABLE:
-            raise ValueError(f"unknown shuffler fault {kind!r} (known: {', '.join(INJECTABLE)})")
-
     def inject(self, kind: str) -> None:
-        self._check(kind)
-        self.pending.append(kind)
+        self.pending.add(kind)
 
     def _take(self, kind: str) -> bool:
-        if kind in self.pending:
-            self.pending.remove(kind)
-            return True
-        return False
+        return self.pending.take(kind)
 
     # -- the pty -----------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from typing import Any, Final
 import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
+from drivers.sim.faults import FaultQueue
 
 log = structlog.get_logger("sim.wheel")
 
@@ -107,15 +108,14 @@ class WheelSimulator:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         wall: Callable[[], float] = time.time,
     ) -> None:
-        for k in (*faults, *fault_kinds):
-            self._check(k)
+        FaultQueue(FAULTS, "wheel fault", fault_kinds)  # checks the random choices' names
         self.rng = random.Random(seed)
         self.period = period
         self.pace = period if pace is None else pace
         self.durations = {**DURATIONS, **(durations or {})}
         self.double_zero = double_zero
         self.mode = mode
-        self.pending: list[str] = list(faults)
+        self.pending = FaultQueue(FAULTS, "wheel fault", faults)
         self.fault_every = fault_every
         self.fault_kinds = tuple(fault_kinds)
         self.fault_hold = fault_hold
@@ -146,11 +146,6 @@ class WheelSimulator:
         self.sent: list[bytes] = []  # every line written, for tests
         self._buf = bytearray()
         self._tuning = dict(TUNING)
-
-    @staticmethod
-    def _check(kind: str) -> None:
-        if kind not in FAULTS:
-            raise ValueError(f"unknown wheel fault {kind!r} (known: {', '.join(FAULTS)})")
 
     @classmethod
     def from_options(cls, ss2: Any, sim: dict[str, Any]) -> WheelSimulator:
@@ -194,8 +189,7 @@ class WheelSimulator:
 
     def inject(self, kind: str) -> None:
         """Play ``kind`` (one of :data:`FAULTS`) at the next spin it can happen in."""
-        self._check(kind)
-        self.pending.append(kind)
+        self.pending.add(kind)
 
     # -- the pty -----------------------------------------------------------------------
 
@@ -263,10 +257,7 @@ class WheelSimulator:
         self.state, self.entered = state, self.now + (self.period if commanded else 0.0)
 
     def _take(self, kind: str) -> bool:
-        if kind in self.pending:
-            self.pending.remove(kind)
-            return True
-        return False
+        return self.pending.take(kind)
 
     def _advance(self) -> None:
         s, lasted = self.state, self.now - self.entered
