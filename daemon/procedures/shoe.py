@@ -270,25 +270,18 @@ class ShoeGame:
     def _reader_health(self, t: TableState, s: ShoeState, d: Decision, h: DeviceHealth) -> None:
         """A card reader lost mid-hand pauses the hand; its return resumes it."""
         if h.health != "ok" and s.phase in ("dealing", "betting") and not s.demo:
-            aid = raise_alarm(
+            self._pause(
                 t,
+                s,
                 d,
+                "device",
+                [],
                 "card-reader-lost",
                 f"{h.device} is {h.health} during hand {s.hand} ({h.reason})",
                 rule="no card is guessed: the hand waits for its reader",
                 action="reconnect the reader and go on; if cards were drawn while it was away, "
                 "`tablectl void hand` (they were never read)",
                 severity="warning",
-                device=h.device,
-                hand=s.hand,
-            )
-            d.add(
-                "table.paused",
-                shoe=s.shoe,
-                hand=s.hand,
-                reason="device",
-                alarm=aid,
-                held=[],
                 device=h.device,
             )
         elif h.health == "ok" and s.paused == "device":
@@ -531,6 +524,24 @@ class ShoeGame:
             device=dev,
         )
 
+    def _pause(
+        self,
+        t: TableState,
+        s: ShoeState,
+        d: Decision,
+        reason: str,
+        held: list[Any],
+        kind: str,
+        message: str,
+        **alarm: Any,
+    ) -> None:
+        """Stop placing cards until the cause is settled: an alarm says why and what to do."""
+        aid = raise_alarm(t, d, kind, message, hand=s.hand, **alarm)
+        extra = {"device": alarm["device"]} if reason == "device" else {}
+        d.add(
+            "table.paused", shoe=s.shoe, hand=s.hand, reason=reason, alarm=aid, held=held, **extra
+        )
+
     def _not_now(self, s: ShoeState, what: str) -> str:
         if s.phase == "no-shoe":
             return f"cannot {what}: no shoe is in play (start one with `shoe new`)"
@@ -580,23 +591,17 @@ class ShoeGame:
             )
             return
         if h.card is None:
-            aid = raise_alarm(
+            self._pause(
                 t,
+                s,
                 d,
+                "card-entry",
+                [msgspec.to_builtins(h)],
                 "card-unreadable",
                 f"the shoe could not read a card (it sent {h.code!r})",
                 rule="house procedure: a card is never guessed; a supervisor enters it",
                 action="enter the card with `tablectl card <CODE>`, or `tablectl void hand`",
                 device=h.device,
-                hand=s.hand,
-            )
-            d.add(
-                "table.paused",
-                shoe=s.shoe,
-                hand=s.hand,
-                reason="card-entry",
-                alarm=aid,
-                held=[msgspec.to_builtins(h)],
             )
             return
         if s.phase == "no-shoe" or s.phase == "shoe-ended":
@@ -624,9 +629,12 @@ class ShoeGame:
             and not self.rules.continuous_shuffler
             and s.seen.get(h.card, 0) >= self.full[h.card]
         ):
-            aid = raise_alarm(
+            self._pause(
                 t,
+                s,
                 d,
+                "decision",
+                [msgspec.to_builtins(h)],
                 "card-count-exceeded",
                 f"card {h.card} would be copy {s.seen.get(h.card, 0) + 1} of {self.full[h.card]} "
                 f"in a {self.rules.decks}-deck shoe",
@@ -635,15 +643,6 @@ class ShoeGame:
                 "`tablectl card accept` takes it, `tablectl void hand` voids the hand",
                 device=h.device,
                 card=h.card,
-                hand=s.hand,
-            )
-            d.add(
-                "table.paused",
-                shoe=s.shoe,
-                hand=s.hand,
-                reason="decision",
-                alarm=aid,
-                held=[msgspec.to_builtins(h)],
             )
             return
         self._place(t, s, d, h, by=by, entered=entered)
