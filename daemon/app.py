@@ -135,7 +135,7 @@ class Daemon:
         self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
         self.pipeline.taps.append(self._trace_input)
         self.pipeline.on_journal.append(self._journal_state)
-        self.pipeline.listeners.append(log_events)
+        self.pipeline.listeners.append(event_logger(cfg.log.events))
         self.pipeline.listeners.append(self._device_actions)
         self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
@@ -497,6 +497,31 @@ def _chgrp(path: str, group: str) -> None:
             f"control.roles: unix group {group!r} does not exist (groupadd {group})"
         ) from None
     os.chown(path, -1, gid)
+
+
+#: the routine events left out of the log with ``[log] events = "results"``
+ROUTINE = frozenset(
+    {
+        "card.dealt",
+        "card.held",
+        "betting.opened",
+        "betting.closed",
+        "operator.command",
+        "device.reply",
+        "wheel.state",
+        "wheel.flags",
+        "dice.shaking",
+    }
+)
+
+
+def event_logger(which: str) -> Any:
+    """The listener that logs committed events, as ``[log] events`` asks."""
+    if which == "none":
+        return lambda events: None
+    if which == "results":
+        return lambda events: log_events([e for e in events if e.type not in ROUTINE])
+    return log_events
 
 
 def log_events(events: Any) -> None:

@@ -97,6 +97,10 @@ class LogSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     #: ``auto``: JSON lines when stdout is not a terminal (journald), console otherwise.
     format: Literal["auto", "json", "console"] = "auto"
+    #: which committed events get a log line: ``all`` (the demo's live view), ``results``
+    #: (results, voids, alarms, device and shoe changes: every card is in the journal
+    #: anyway, and logging each costs the loop 7–10 %), or ``none``.
+    events: Literal["all", "results", "none"] = "all"
 
 
 class SecuritySection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
