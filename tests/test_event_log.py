@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from structlog.testing import capture_logs
 
-from daemon.app import event_logger
+from daemon.event_log import event_logger
 
 
 def ev(type_: str, **data) -> SimpleNamespace:
