@@ -147,6 +147,11 @@ class Driver(abc.ABC):
         """Bytes to send right after the port opens (identify, enable output)."""
         return []
 
+    def probe_commands(self) -> list[bytes]:
+        """What ``tablectl probe`` asks after identifying the device: a status, and a
+        self-test where the protocol has a quick one."""
+        return []
+
     def poll(self) -> tuple[float, bytes] | None:
         """``(interval, command)`` for devices that must be polled, else None."""
         return None

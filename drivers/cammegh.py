@@ -744,6 +744,11 @@ class SS2Driver(Driver):
         assert isinstance(self.options, SS2Options)
         return SS2Protocol(double_zero=self.options.double_zero)
 
+    def probe_commands(self) -> list[bytes]:
+        # a status and the firmware number; the self-test (*F) runs up to 5 minutes and only
+        # when the wheel is idle: `tablectl wheel selftest` through the daemon does that
+        return [poll(), command("S")]
+
     def on_connect(self) -> list[bytes]:
         """Identify (``*V``), set the configured mode, and make sure status output is on."""
         o = self.options

@@ -356,6 +356,9 @@ class DiceRefDriver(Driver):
     def on_connect(self) -> list[bytes]:
         return [VERSION]  # identify the machine first
 
+    def probe_commands(self) -> list[bytes]:
+        return [STATUS, SELF_TEST]
+
     def poll(self) -> tuple[float, bytes] | None:
         assert isinstance(self.options, DiceRefOptions)
         if self.options.poll_interval is None:

@@ -214,7 +214,7 @@ def run_probe(a: argparse.Namespace) -> int:
         return 1
     proto = driver.protocol()
     print(f"probing {target} as {a.driver} for {a.seconds:g} s")
-    asks = list(driver.on_connect()) + list(getattr(driver, "probe_commands", lambda: [])())
+    asks = [*driver.on_connect(), *driver.probe_commands()]
     counts = {"frames": 0, "malformed": 0, "unknown": 0}
     try:
         for cmd in asks:
