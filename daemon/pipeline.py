@@ -85,6 +85,7 @@ class Pipeline:
         self.on_journal: list[Callable[[bool, str | None], None]] = []
         self.max_pending = 10_000
         self._failed_at = 0.0
+        self._fail_base = (0, 0)
         #: called with each input as it is queued, in queue order (the trace tap)
         self.taps: list[Callable[[Input], None]] = []
         self.stats = Stats()
@@ -243,6 +244,8 @@ class Pipeline:
                 if self.healthy:
                     self.healthy = False
                     self._failed_at = time.monotonic()
+                    # this outage's own counts, not the process's since start
+                    self._fail_base = (self.stats.commit_failures - 1, self.stats.dropped)
                     log.error(
                         "journal commit failed: holding inputs until it works again",
                         error=self.stats.last_error,
@@ -281,8 +284,8 @@ class Pipeline:
             info = {
                 "seconds": round(down, 3),
                 "error": self.stats.last_error,
-                "failures": self.stats.commit_failures,
-                "dropped": self.stats.dropped,
+                "failures": self.stats.commit_failures - self._fail_base[0],
+                "dropped": self.stats.dropped - self._fail_base[1],
             }
             d = self.table.journal_recovered(self.state, info)
             events = events + await self._commit([(d, None)], [d.drafts])
