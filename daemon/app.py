@@ -433,6 +433,16 @@ class Daemon:
                 reply=True,
             )
             assert fut is not None
+            if not self.pipeline.healthy:
+                # the decision waits for the disk: say so now rather than time out the caller
+                return {
+                    "accepted": cmd,
+                    "queued": True,
+                    "events": [],
+                    "last_seq": self.journal.last_seq,
+                    "note": "the journal is failing: the command is queued in order and is "
+                    f"decided when writing works again ({self.pipeline.stats.last_error})",
+                }
             try:
                 d = await fut
             except JournalError as e:

@@ -347,7 +347,10 @@ def _operator(cmd: str, **fixed: Any) -> Any:
         if a.json:
             _print_json(res)
         else:
-            print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
+            if res.get("queued"):
+                print(f"queued: {cmd}: {res['note']}")
+            else:
+                print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
         return EXIT_OK
 
     return run
