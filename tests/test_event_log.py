@@ -15,8 +15,16 @@ def ev(type_: str, **data) -> SimpleNamespace:
 
 EVENTS = [
     ev("card.dealt", card="KD", box="player", hand=1),
-    ev("hand.result", hand=1, winner="player", shoe=1, player=["KD", "9S"], banker=["2C", "3C"],
-       player_total=9, banker_total=5),
+    ev(
+        "hand.result",
+        hand=1,
+        winner="player",
+        shoe=1,
+        player=["KD", "9S"],
+        banker=["2C", "3C"],
+        player_total=9,
+        banker_total=5,
+    ),
     ev("alarm.raised", id="A1", kind="x", message="m"),
 ]
 

@@ -20,7 +20,7 @@ import errno
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -30,10 +30,10 @@ import usb.backend
 import usb.core
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runner_inputs import Inputs
 
 from daemon.cards import DECK
 from daemon.devices import DeviceRunner
-from daemon.table import DeviceHealth, DeviceReading
 from drivers.card_codes import encode
 from drivers.hid_scanner import (
     HidKeyboardProtocol,
@@ -712,36 +712,6 @@ async def test_close_ends_run() -> None:
 
 
 # --- through the daemon's DeviceRunner --------------------------------------------------------
-
-
-class Inputs(list):
-    """The runner's ``submit``: records inputs; tests await what they expect."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.changed = asyncio.Event()
-
-    def __call__(self, item: Any) -> None:
-        self.append(item)
-        self.changed.set()
-
-    async def until(self, pred: Callable[[], bool]) -> None:
-        async def loop() -> None:
-            while not pred():
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(loop(), GUARD)
-
-    def cards(self) -> list[str]:
-        return [
-            i.reading.card
-            for i in self
-            if isinstance(i, DeviceReading) and isinstance(i.reading, CardDrawn)
-        ]
-
-    def health(self) -> list[tuple[str, str | None]]:
-        return [(i.health, i.info.get("port")) for i in self if isinstance(i, DeviceHealth)]
 
 
 async def test_unplug_mid_code_then_replug_at_a_new_address() -> None:

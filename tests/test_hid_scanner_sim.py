@@ -18,7 +18,6 @@ import contextlib
 import errno
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -28,12 +27,12 @@ import pytest
 import usb.core
 import usb.util
 from daemon_harness import Daemon, endpoints, write_config
+from runner_inputs import Inputs
 
 from daemon.cards import DECK
 from daemon.config import ConfigError, load
 from daemon.devices import DeviceRunner
 from daemon.subscriber import Follower
-from daemon.table import DeviceHealth, DeviceReading
 from drivers.card_codes import ENCODINGS, encode
 from drivers.hid_scanner import HidKeyboardProtocol, HidScannerDriver, HidScannerOptions
 from drivers.readings import CardDrawn, CardUnreadable, CutCardOut, Malformed
@@ -256,35 +255,6 @@ def ev(type_: str, **data: Any) -> Any:
     return SimpleNamespace(type=type_, data=data)
 
 
-class Inputs(list):
-    """The runner's ``submit``: records inputs; tests await what they expect."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.changed = asyncio.Event()
-
-    def __call__(self, item: Any) -> None:
-        self.append(item)
-        self.changed.set()
-
-    async def until(self, pred: Callable[[], bool]) -> None:
-        async def loop() -> None:
-            while not pred():
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(loop(), GUARD)
-
-    def readings(self) -> list[Any]:
-        return [i.reading for i in self if isinstance(i, DeviceReading)]
-
-    def cards(self) -> list[CardDrawn]:
-        return [r for r in self.readings() if isinstance(r, CardDrawn)]
-
-    def health(self) -> list[tuple[str, str | None]]:
-        return [(i.health, i.info.get("port")) for i in self if isinstance(i, DeviceHealth)]
-
-
 @contextlib.asynccontextmanager
 async def scanner(sim_options: dict[str, Any] | None = None, **options: Any) -> Any:
     """The simulator, the driver's transport on its backend and a runner, wired as the daemon does."""
@@ -311,10 +281,10 @@ def reader_threads() -> list[threading.Thread]:
 
 async def deal_hand(sim: ScannerSimulator, inputs: Inputs, cards: int) -> None:
     """Betting closes, and the table takes each card as it comes, as a dealer sees it."""
-    before = len(inputs.cards())
+    before = len(inputs.readings(CardDrawn))
     sim.on_events([ev("betting.closed", shoe=1, hand=1)])
     for n in range(1, cards + 1):
-        await inputs.until(lambda n=n: len(inputs.cards()) >= before + n)
+        await inputs.until(lambda n=n: len(inputs.readings(CardDrawn)) >= before + n)
         if n < cards:
             sim.on_events([ev("card.dealt", box="player", hand=1)])
     sim.on_events([ev("hand.result", shoe=1, hand=1)])
@@ -325,10 +295,10 @@ async def test_scanned_cards_are_the_cards_drawn(encoding: str) -> None:
     async with scanner(encoding=encoding) as (sim, runner, inputs, _):
         await inputs.until(lambda: inputs.health() == [("ok", "/dev/bus/usb/001/007")])
         sim.on_events([ev("shoe.started", shoe=1, decks=8, cut_card=14, burn="first-card")])
-        await inputs.until(lambda: len(inputs.cards()) == 1)
+        await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 1)
         sim.on_events([ev("shoe.burn", shoe=1)])
         await deal_hand(sim, inputs, 5)
-        got = inputs.cards()
+        got = inputs.readings(CardDrawn)
         assert [c.card for c in got] == sim.history and len(got) == 6
         if encoding == "boxed":  # the box letters the dealer's position gives
             assert [c.box for c in got[1:]] == ["player", "banker", "player", "banker", "third"]
@@ -351,11 +321,11 @@ async def test_nothing_is_typed_before_the_transport_holds_the_interface() -> No
         t = driver.usb_transport(reconnect_min=0.01, backend=sim.backend)
         task = asyncio.create_task(t.run(runner))
         try:
-            await inputs.until(lambda: len(inputs.cards()) == 1)
+            await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 1)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        assert [c.card for c in inputs.cards()] == sim.history
+        assert [c.card for c in inputs.readings(CardDrawn)] == sim.history
         assert sim.backend.reports_lost == 0
     finally:
         dealer.cancel()
@@ -367,20 +337,20 @@ async def test_dealer_errors_come_through_the_keyboard() -> None:
     async with scanner() as (sim, runner, inputs, _):
         await inputs.until(lambda: bool(inputs.health()))
         sim.on_events([ev("shoe.started", shoe=1, decks=8, cut_card=14, burn="first-card")])
-        await inputs.until(lambda: len(inputs.cards()) == 1)
+        await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 1)
         sim.on_events([ev("shoe.burn", shoe=1)])
         sim.inject("face-up")
         sim.on_events([ev("betting.closed", shoe=1, hand=1)])
-        await inputs.until(lambda: len(inputs.cards()) == 2)
+        await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 2)
         sim.inject("unreadable")
         sim.on_events([ev("card.dealt", box="player", hand=1)])
         await inputs.until(lambda: any(isinstance(r, CardUnreadable) for r in inputs.readings()))
         sim.inject("garbage")
         sim.inject("repeat")
         sim.on_events([ev("card.held", hand=1)])
-        await inputs.until(lambda: len(inputs.cards()) == 4)  # the repeat: twice
+        await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 4)  # the repeat: twice
         readings = inputs.readings()
-    burn, face_up, again, repeat = inputs.cards()
+    burn, face_up, again, repeat = inputs.readings(CardDrawn)
     assert burn.card == sim.history[0] and not burn.face_up
     assert face_up.face_up and face_up.card == sim.history[1]
     assert CardUnreadable(frame=b"ERR", code="ERR") in readings  # history[2], unread
@@ -395,7 +365,7 @@ async def test_unplug_and_replug_through_the_runner() -> None:
         await inputs.until(lambda: inputs.health() == [("ok", "/dev/bus/usb/001/007")])
         assert sim.opened.is_set()
         sim.on_events([ev("shoe.started", shoe=1, decks=8, cut_card=14, burn="first-card")])
-        await inputs.until(lambda: len(inputs.cards()) == 1)
+        await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 1)
 
         sim.unplug()
         await inputs.until(lambda: len(inputs.health()) == 2)
@@ -409,8 +379,8 @@ async def test_unplug_and_replug_through_the_runner() -> None:
         assert runner.health == "ok" and sim.opened.is_set()
         assert t.reconnects == 1 and runner.counters.reconnects == 1
         sim.on_events([ev("card.dealt", box="burn", hand=0)])  # the burn goes on
-        await inputs.until(lambda: len(inputs.cards()) == 2)
-        assert [c.card for c in inputs.cards()] == sim.history
+        await inputs.until(lambda: len(inputs.readings(CardDrawn)) == 2)
+        assert [c.card for c in inputs.readings(CardDrawn)] == sim.history
     assert not reader_threads()
 
 

@@ -46,11 +46,10 @@ from typing import Any
 
 import msgspec
 import pytest
+from runner_inputs import Inputs
 
 from daemon.devices import DeviceRunner
-from daemon.table import DeviceHealth, DeviceReading
 from drivers.hid_scanner import HidScannerDriver, HidScannerOptions
-from drivers.readings import CardDrawn
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVICE_FILE = Path(__file__).resolve().parent / "umockdev" / "hid-scanner.umockdev"
@@ -448,36 +447,6 @@ def typed(code: str) -> list[bytes]:
         shift = LEFT_SHIFT if ch.isupper() else 0
         out += [bytes([shift, 0, USAGE[ch.upper()], 0, 0, 0, 0, 0]), bytes(8)]
     return [*out, bytes([0, 0, ENTER, 0, 0, 0, 0, 0]), bytes(8)]
-
-
-class Inputs(list):
-    """The runner's ``submit``: records inputs; the scenario awaits what it expects."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.changed = asyncio.Event()
-
-    def __call__(self, item: Any) -> None:
-        self.append(item)
-        self.changed.set()
-
-    async def until(self, pred: Callable[[], bool]) -> None:
-        async def loop() -> None:
-            while not pred():
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(loop(), GUARD)
-
-    def cards(self) -> list[str]:
-        return [
-            i.reading.card
-            for i in self
-            if isinstance(i, DeviceReading) and isinstance(i.reading, CardDrawn)
-        ]
-
-    def health(self) -> list[tuple[str, str | None]]:
-        return [(i.health, i.info.get("port")) for i in self if isinstance(i, DeviceHealth)]
 
 
 @contextlib.contextmanager

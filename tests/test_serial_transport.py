@@ -367,7 +367,9 @@ async def test_backoff_doubles_up_to_the_cap_and_resets_after_data(
     unavailable = [e for e in logs if e["event"] == "serial port unavailable"]
     assert [e["log_level"] for e in unavailable] == ["info", "debug", "debug", "debug"]
     assert {e["reason"] for e in unavailable} == {reason}
-    assert all(e.get("port") == str(where) for e in logs), [e for e in logs if e.get("port") != str(where)]
+    assert all(e.get("port") == str(where) for e in logs), [
+        e for e in logs if e.get("port") != str(where)
+    ]
 
 
 async def test_close_while_waiting_to_retry_ends_run(tmp_path: Path) -> None:

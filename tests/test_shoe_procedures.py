@@ -534,7 +534,10 @@ def test_a_card_reader_lost_mid_hand_pauses_it_and_its_return_resumes_it():
     h.cmd("betting.open")
     h.cmd("betting.close")
     h.card("9S")
-    assert h._run(DeviceHealth("shuffler", "disconnected", "unplugged", 0.0))[-1][0] == "device.disconnected"
+    assert (
+        h._run(DeviceHealth("shuffler", "disconnected", "unplugged", 0.0))[-1][0]
+        == "device.disconnected"
+    )
     assert h.g.phase == "dealing"  # the hand does not depend on the shuffler
     evs = h._run(DeviceHealth("shoe", "disconnected", "unplugged", 0.0))
     assert h.types(evs) == ["device.disconnected", "alarm.raised", "table.paused"]

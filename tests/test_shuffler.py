@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runner_inputs import Inputs
 
 from daemon.devices import DeviceRunner
-from daemon.table import DeviceReading
 from drivers.readings import DeviceReply, Malformed, Reading, Unknown
 from drivers.serial import SerialSettings, SerialTransport
 from drivers.shuffler_readings import (
@@ -306,31 +305,6 @@ def test_frames_survive_any_junk_between_them_in_any_split(
 
 
 # --- the simulator through a real pty, the serial transport and the DeviceRunner ------------
-
-
-class Inputs(list):
-    """The runner's ``submit``: records inputs; tests await what they expect."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.changed = asyncio.Event()
-
-    def __call__(self, item: Any) -> None:
-        self.append(item)
-        self.changed.set()
-
-    def readings(self, kind: type[Reading] = Reading) -> list[Any]:
-        return [
-            i.reading for i in self if isinstance(i, DeviceReading) and isinstance(i.reading, kind)
-        ]
-
-    async def until(self, pred: Callable[[], bool]) -> None:
-        async def loop() -> None:
-            while not pred():
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(loop(), GUARD)
 
 
 @contextlib.asynccontextmanager

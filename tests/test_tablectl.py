@@ -157,6 +157,7 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
         seq_before = int(re.search(r"seq (\d+)", lines[0]).group(1))
         d.kill()
         d.start()
+
         def seq_on(screen_text: str) -> int:
             # the header line; mid-redraw the screen may not show it yet
             m = re.search(r"seq (\d+)", screen_text)

@@ -41,11 +41,17 @@ def test_wheel_exception_through_the_daemon(tmp_path, kind):
     text = text.replace("tcp://127.0.0.1:7710", f"tcp://127.0.0.1:{pub}")
     text = text.replace("tcp://127.0.0.1:7711", f"tcp://127.0.0.1:{rep}")
     run = tempfile.mkdtemp(prefix="we-", dir="/tmp")
-    text = text.replace('game = "roulette"\n', f'game = "roulette"\nstate_dir = "{tmp_path}/state"\n'
-                        f'runtime_dir = "{run}"\n', 1)
+    text = text.replace(
+        'game = "roulette"\n',
+        f'game = "roulette"\nstate_dir = "{tmp_path}/state"\nruntime_dir = "{run}"\n',
+        1,
+    )
     text = text.replace("period = 0.5", f'period = 0.05\nfaults = ["{kind}"]\nfault_hold = 1.0')
-    text = re.sub(r'"2" = [\d.]+\n"3" = [\d.]+\n"4" = [\d.]+\n"5" = [\d.]+',
-                  '"2" = 0.6\n"3" = 0.6\n"4" = 0.6\n"5" = 0.4', text)
+    text = re.sub(
+        r'"2" = [\d.]+\n"3" = [\d.]+\n"4" = [\d.]+\n"5" = [\d.]+',
+        '"2" = 0.6\n"3" = 0.6\n"4" = 0.6\n"5" = 0.4',
+        text,
+    )
     cfg = tmp_path / "roulette.toml"
     cfg.write_text(text)
     d = Daemon(cfg)

@@ -27,7 +27,7 @@ def main() -> None:
         "# name: shuffler",
         "# table: cap",
         "# game.require_shuffle: true",
-        "# game.start_burn: \"none\"",
+        '# game.start_burn: "none"',
         "# source: tests/captures/make_shuffler_captures.py (frames from the driver's encoder)",
     ]
 
