@@ -13,7 +13,9 @@ device option shared by the serial shoe and the USB scanner
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
+
+import msgspec
 
 from daemon.cards import RANKS, SUITS
 
@@ -57,3 +59,47 @@ def encode(card: str, encoding: Encoding, box_letter: str = "A") -> str:
         return suit + rank
     digit = {v: k for k, v in _SUIT_DIGITS.items()}[suit]
     return f"{box_letter}{digit}{RANKS.index(rank) + 1:02d}0"
+
+
+class CardCodeOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """What a card reader's codes mean: the options a serial shoe and a USB scanner share."""
+
+    encoding: Encoding = "rank-suit"
+    cut_card_code: str | None = "CUT"
+    read_error_code: str | None = "ERR"
+    face_up_marker: str | None = "!"
+    shoe_removed_code: str | None = None
+    shoe_inserted_code: str | None = None
+    #: drop a code equal to the previous one within ``repeat_window`` seconds: some shoes
+    #: send each draw twice, and a scanner in continuous mode reads a card again while it
+    #: lies under it. A real second copy of a card (several decks) comes a dealer's hand
+    #: movement later, outside the window.
+    drop_repeats: bool = False
+    repeat_window: Annotated[float, msgspec.Meta(ge=0)] = 0.3
+
+
+class RepeatFilter:
+    """Repeat suppression by a time window, for any reader of codes."""
+
+    __slots__ = ("_last", "_last_at", "dropped", "options")
+
+    def __init__(self, options: CardCodeOptions) -> None:
+        self.options = options
+        self._last: object = None
+        self._last_at = float("-inf")
+        self.dropped = 0
+
+    def repeat(self, code: object, now: float) -> bool:
+        """True when ``code`` is the same draw sent again (and is to be dropped)."""
+        o = self.options
+        if not o.drop_repeats:
+            return False
+        if code == self._last and now - self._last_at <= o.repeat_window:
+            self.dropped += 1
+            self._last_at = now
+            return True
+        self._last, self._last_at = code, now
+        return False
+
+    def reset(self) -> None:
+        self._last = None

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import msgspec
 
 from drivers.base import Driver, Protocol
-from drivers.card_codes import Encoding
+from drivers.card_codes import CardCodeOptions, Encoding, RepeatFilter
 from drivers.readings import Malformed, Reading
 from drivers.shoe_line import line_reading
 
@@ -86,7 +86,7 @@ def _usb_id(value: int | str, what: str) -> int:
     return value
 
 
-class HidScannerOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class HidScannerOptions(CardCodeOptions, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """Which scanner (by USB identity, never by bus address) and what its codes mean."""
 
     vendor_id: int | str
@@ -96,19 +96,9 @@ class HidScannerOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True)
     interface: Annotated[int, msgspec.Meta(ge=0, le=255)] = 0
     #: the IN endpoint address (e.g. 0x81); default: the interface's first interrupt IN.
     endpoint: Annotated[int, msgspec.Meta(ge=0x81, le=0x8F)] | None = None
-    #: keyboard-wedge scanners in studios type suit then rank (``HT``, ``SA``).
+    #: keyboard-wedge scanners in studios type suit then rank (``HT``, ``SA``);
+    #: the other code options are the serial shoe's (:class:`CardCodeOptions`).
     encoding: Encoding = "suit-rank"
-    cut_card_code: str | None = "CUT"
-    read_error_code: str | None = "ERR"
-    face_up_marker: str | None = "!"
-    shoe_removed_code: str | None = None
-    shoe_inserted_code: str | None = None
-    #: drop a code equal to the previous one within ``repeat_window`` seconds:
-    #: a scanner in continuous mode reads a card again while it lies under it.
-    #: The studio controller drops every repeat; a real second copy of a card
-    #: (several decks) comes a dealer's hand movement later, outside the window.
-    drop_repeats: bool = False
-    repeat_window: Annotated[float, msgspec.Meta(ge=0)] = 0.3
     #: how long one blocking read waits; it bounds how long stopping takes.
     read_timeout_ms: Annotated[int, msgspec.Meta(ge=10, le=10_000)] = 500
 
@@ -132,15 +122,17 @@ class HidKeyboardProtocol(Protocol):
 
     STATS = ("repeats_dropped", "rollover_reports", "unknown_usages")
 
+    @property
+    def repeats_dropped(self) -> int:
+        return self.repeats.dropped
+
     def __init__(self, options: HidScannerOptions) -> None:
         self.o = options
         self._held: frozenset[int] = frozenset()
         self._code: list[str] = []
         #: why the code being typed will be dropped at its Enter, if it will.
         self._spoiled: str | None = None
-        self._last: str | None = None
-        self._last_at = float("-inf")
-        self.repeats_dropped = 0
+        self.repeats = RepeatFilter(options)
         self.rollover_reports = 0
         self.unknown_usages = 0
 
@@ -190,7 +182,7 @@ class HidKeyboardProtocol(Protocol):
         spoiled = self._spoiled
         self._reset()
         self._held = frozenset()
-        self._last = None
+        self.repeats.reset()
         if not text and spoiled is None:
             return []
         why = f" ({spoiled})" if spoiled else ""
@@ -217,12 +209,8 @@ class HidKeyboardProtocol(Protocol):
             return Malformed(frame=frame, reason=f"code dropped: {spoiled}")
         if not text:
             return None  # a bare Enter: nothing was scanned
-        if self.o.drop_repeats:
-            if text == self._last and now - self._last_at <= self.o.repeat_window:
-                self.repeats_dropped += 1
-                self._last_at = now
-                return None
-            self._last, self._last_at = text, now
+        if self.repeats.repeat(text, now):
+            return None
         return line_reading(frame, self.o)
 
 

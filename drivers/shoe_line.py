@@ -10,13 +10,10 @@ The protocol page is ``docs/protocols/shoe-line.md``.
 
 from __future__ import annotations
 
-import typing
-from typing import Annotated, Any
-
-import msgspec
+from typing import Any
 
 from drivers.base import Driver, LineFramer, Protocol
-from drivers.card_codes import Encoding, decode
+from drivers.card_codes import CardCodeOptions, RepeatFilter, decode
 from drivers.readings import (
     CardDrawn,
     CardUnreadable,
@@ -31,18 +28,8 @@ from drivers.readings import (
 MAX_CODE = 12
 
 
-class ShoeLineOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    encoding: Encoding = "rank-suit"
-    cut_card_code: str | None = "CUT"
-    read_error_code: str | None = "ERR"
-    face_up_marker: str | None = "!"
-    shoe_removed_code: str | None = None
-    shoe_inserted_code: str | None = None
-    #: drop a line equal to the previous one within ``repeat_window`` seconds:
-    #: some shoes send each draw twice. A real second copy of the same card
-    #: comes a dealer's hand-movement later, well outside the window.
-    drop_repeats: bool = False
-    repeat_window: Annotated[float, msgspec.Meta(ge=0)] = 0.3
+class ShoeLineOptions(CardCodeOptions, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """A serial shoe's codes (``rank-suit`` by default: ``TH``, ``10H``, ``AS``)."""
 
 
 class ShoeLineProtocol(Protocol):
@@ -51,9 +38,7 @@ class ShoeLineProtocol(Protocol):
     def __init__(self, options: ShoeLineOptions) -> None:
         self.o = options
         self.framer = LineFramer(max_line=64)
-        self._last: bytes | None = None
-        self._last_at = float("-inf")
-        self.repeats_dropped = 0
+        self.repeats = RepeatFilter(options)
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
@@ -61,41 +46,24 @@ class ShoeLineProtocol(Protocol):
             if isinstance(item, Malformed):
                 out.append(item)
                 continue
-            if self.o.drop_repeats:
-                if item == self._last and now - self._last_at <= self.o.repeat_window:
-                    self.repeats_dropped += 1
-                    self._last_at = now
-                    continue
-                self._last, self._last_at = item, now
+            if self.repeats.repeat(item, now):
+                continue
             out.append(self._line(item))
         return out
 
+    @property
+    def repeats_dropped(self) -> int:
+        return self.repeats.dropped
+
     def eof(self) -> list[Reading]:
-        self._last = None
+        self.repeats.reset()
         return list(self.framer.eof())
 
     def _line(self, frame: bytes) -> Reading:
         return line_reading(frame, self.o)
 
 
-class CodeOptions(typing.Protocol):
-    """The device options that say what a code means; the shoe's and the HID scanner's."""
-
-    @property
-    def encoding(self) -> Encoding: ...
-    @property
-    def cut_card_code(self) -> str | None: ...
-    @property
-    def read_error_code(self) -> str | None: ...
-    @property
-    def face_up_marker(self) -> str | None: ...
-    @property
-    def shoe_removed_code(self) -> str | None: ...
-    @property
-    def shoe_inserted_code(self) -> str | None: ...
-
-
-def line_reading(frame: bytes, o: CodeOptions) -> Reading:
+def line_reading(frame: bytes, o: CardCodeOptions) -> Reading:
     """What one complete code means: a card, a marker code, an unreadable card or garbage.
 
     Shared with the USB HID scanner (``drivers/hid_scanner.py``), whose typed
