@@ -15,61 +15,18 @@ from typing import Any
 
 import msgspec
 import pytest
+from table_harness import ShoeHarness, of, types
 
 from daemon.games.dragon_tiger import DragonTigerResult
 from daemon.games.dragon_tiger_table import DragonTigerTable
 from daemon.procedures.shoe import ShoeGame, ShoeRules
-from daemon.table import Command, DeviceReading, Table, game_class
-from drivers.readings import CardDrawn, CardUnreadable, CutCardOut
-
-Evs = list[tuple[str, dict[str, Any]]]
+from daemon.table import DeviceReading, game_class
+from drivers.readings import CardUnreadable, CutCardOut
 
 
-class Harness:
+class Harness(ShoeHarness):
     def __init__(self, **rules: Any) -> None:
-        self.table = Table(DragonTigerTable(msgspec.convert(rules, ShoeRules)), ["shoe"])
-        self.state = self.table.initial()
-        self.events: Evs = []
-        self.refused: str | None = None
-
-    def run(self, inp: Any) -> Evs:
-        d = self.table.decide(self.state, inp)
-        self.refused = d.refused
-        out = []
-        for x in d.drafts:
-            self.state = self.table.apply(self.state, x.type, x.data)
-            out.append((x.type, x.data))
-        self.events += out
-        return out
-
-    def cmd(self, name: str, role: str = "supervisor", **args: Any) -> Evs:
-        return self.run(Command(name, args, "pit", role))
-
-    def card(self, code: str, **kw: Any) -> Evs:
-        return self.run(DeviceReading("shoe", CardDrawn(card=code, frame=code.encode(), **kw), 0.0))
-
-    def cards(self, *codes: str) -> Evs:
-        out: Evs = []
-        for c in codes:
-            out += self.card(c)
-        return out
-
-    def hand(self, *codes: str) -> Evs:
-        self.cmd("betting.open")
-        self.cmd("betting.close")
-        return self.cards(*codes)
-
-    @property
-    def g(self) -> Any:
-        return self.state.game
-
-
-def of(evs: Evs, t: str) -> list[dict[str, Any]]:
-    return [d for x, d in evs if x == t]
-
-
-def types(evs: Evs) -> list[str]:
-    return [t for t, _ in evs]
+        super().__init__(DragonTigerTable, ShoeRules, **rules)
 
 
 def started(**rules: Any) -> Harness:

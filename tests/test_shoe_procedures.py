@@ -6,63 +6,16 @@ from typing import Any
 
 import msgspec
 import pytest
+from table_harness import ShoeHarness, of
 
 from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
-from daemon.table import Command, DeviceHealth, DeviceReading, Table
-from drivers.readings import CardDrawn, CardUnreadable, CutCardOut
+from daemon.table import DeviceHealth, DeviceReading
+from drivers.readings import CardUnreadable, CutCardOut
 
 
-class Harness:
+class Harness(ShoeHarness):
     def __init__(self, **rules: Any) -> None:
-        self.table = Table(BaccaratTable(msgspec.convert(rules, BaccaratRules)), ["shoe"])
-        self.state = self.table.initial()
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self.refused: str | None = None
-
-    def _run(self, inp: Any) -> list[tuple[str, dict[str, Any]]]:
-        d = self.table.decide(self.state, inp)
-        self.refused = d.refused
-        out = []
-        for x in d.drafts:
-            self.state = self.table.apply(self.state, x.type, x.data)
-            out.append((x.type, x.data))
-        self.events += out
-        return out
-
-    def cmd(
-        self, name: str, role: str = "supervisor", **args: Any
-    ) -> list[tuple[str, dict[str, Any]]]:
-        return self._run(Command(name, args, "pit", role))
-
-    def card(self, code: str, **kw: Any) -> list[tuple[str, dict[str, Any]]]:
-        return self._run(
-            DeviceReading("shoe", CardDrawn(card=code, frame=code.encode(), **kw), 0.0)
-        )
-
-    def cards(self, *codes: str) -> list[tuple[str, dict[str, Any]]]:
-        out = []
-        for c in codes:
-            out += self.card(c)
-        return out
-
-    @property
-    def g(self) -> Any:
-        return self.state.game
-
-    def types(self, evs: list[tuple[str, dict[str, Any]]]) -> list[str]:
-        return [t for t, _ in evs]
-
-    def new_shoe(self) -> None:
-        self.cmd("shoe.new")
-
-    def hand(self, *codes: str) -> list[tuple[str, dict[str, Any]]]:
-        self.cmd("betting.open")
-        self.cmd("betting.close")
-        return self.cards(*codes)
-
-
-def of(evs: list[tuple[str, dict[str, Any]]], t: str) -> list[dict[str, Any]]:
-    return [d for x, d in evs if x == t]
+        super().__init__(BaccaratTable, BaccaratRules, **rules)
 
 
 # -- burn ------------------------------------------------------------------------------------
@@ -167,7 +120,7 @@ def test_cut_card_during_a_hand_makes_it_the_last():
     h.cmd("betting.open")
     h.cmd("betting.close")
     h.card("9S")
-    cut = h._run(DeviceReading("shoe", CutCardOut(), 0.0))
+    cut = h.run(DeviceReading("shoe", CutCardOut(), 0.0))
     assert of(cut, "shoe.cut_card")[0]["last_hand"] == 1
     evs = h.cards("2C", "KD", "4C")
     assert h.types(evs)[-2:] == ["hand.result", "shoe.ended"]
@@ -301,7 +254,7 @@ def test_unreadable_card_pauses_until_a_supervisor_enters_it():
     h.cmd("betting.open")
     h.cmd("betting.close")
     h.card("9S")
-    evs = h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    evs = h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
     assert of(evs, "alarm.raised")[0]["kind"] == "card-unreadable" and h.g.phase == "paused"
     # the dealer goes on: the next card waits behind the unknown one, in shoe order
     assert h.types(h.card("KD")) == ["card.held"]
@@ -322,7 +275,7 @@ def test_manual_entry_refused_when_nothing_waits_and_bad_codes():
     assert "no card is waiting" in h.refused
     h.cmd("betting.open")
     h.cmd("betting.close")
-    h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
     h.cmd("card.enter", card="ZZ")
     assert "not a card" in h.refused and h.g.phase == "paused"
 
@@ -401,7 +354,7 @@ def test_state_rebuilt_from_events_equals_the_live_state():
     h.card("7H")
     h.cmd("betting.open")
     h.cmd("betting.close")
-    h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
     h.card("KD")
     rebuilt = h.table.initial()
     for t, d in h.events:
@@ -413,10 +366,10 @@ def test_state_rebuilt_from_events_equals_the_live_state():
 
 def test_device_health_changes_are_events_once():
     h = Harness()
-    evs = h._run(DeviceHealth("shoe", "ok", "port open", 0.0, {"port": "/dev/x"}))
+    evs = h.run(DeviceHealth("shoe", "ok", "port open", 0.0, {"port": "/dev/x"}))
     assert h.types(evs) == ["device.connected"]
-    assert h._run(DeviceHealth("shoe", "ok", "again", 0.0)) == []
-    assert h.types(h._run(DeviceHealth("shoe", "disconnected", "hangup", 0.0))) == [
+    assert h.run(DeviceHealth("shoe", "ok", "again", 0.0)) == []
+    assert h.types(h.run(DeviceHealth("shoe", "disconnected", "hangup", 0.0))) == [
         "device.disconnected"
     ]
 
@@ -447,7 +400,7 @@ def test_void_hand_refused_while_a_card_between_hands_waits():
     h = Harness(start_burn="none")
     h.new_shoe()
     h.hand("9S", "2C", "KD", "4C")
-    h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
     assert h.g.phase == "paused"
     h.cmd("hand.void", reason="x")
     assert "between hands" in h.refused
@@ -465,7 +418,7 @@ def test_refused_alarm_clear_is_not_journaled():
 
 
 def shuffler(h: Harness, reading) -> list[tuple[str, dict]]:
-    return h._run(DeviceReading("shuffler", reading, 0.0))
+    return h.run(DeviceReading("shuffler", reading, 0.0))
 
 
 def test_a_new_shoe_needs_a_counted_shuffle_when_the_house_requires_it():
@@ -529,22 +482,22 @@ def test_the_shuffler_door_alarm_clears_when_the_door_closes():
 
 def test_a_card_reader_lost_mid_hand_pauses_it_and_its_return_resumes_it():
     h = Harness(start_burn="none")
-    h._run(DeviceHealth("shoe", "ok", "port open", 0.0))
+    h.run(DeviceHealth("shoe", "ok", "port open", 0.0))
     h.new_shoe()
     h.cmd("betting.open")
     h.cmd("betting.close")
     h.card("9S")
     assert (
-        h._run(DeviceHealth("shuffler", "disconnected", "unplugged", 0.0))[-1][0]
+        h.run(DeviceHealth("shuffler", "disconnected", "unplugged", 0.0))[-1][0]
         == "device.disconnected"
     )
     assert h.g.phase == "dealing"  # the hand does not depend on the shuffler
-    evs = h._run(DeviceHealth("shoe", "disconnected", "unplugged", 0.0))
+    evs = h.run(DeviceHealth("shoe", "disconnected", "unplugged", 0.0))
     assert h.types(evs) == ["device.disconnected", "alarm.raised", "table.paused"]
     assert h.g.phase == "paused" and h.g.paused == "device"
     h.cmd("card.enter", card="2C")
     assert "waits for its card reader" in h.refused
-    evs = h._run(DeviceHealth("shoe", "ok", "port open", 0.0))
+    evs = h.run(DeviceHealth("shoe", "ok", "port open", 0.0))
     assert h.types(evs) == ["device.connected", "table.resumed", "alarm.cleared"]
     assert h.g.phase == "dealing" and not h.state.alarms
     assert of(h.cards("2C", "KD", "4C"), "hand.result")[0]["player"] == ["9S", "KD"]
@@ -555,7 +508,7 @@ def test_the_alarm_a_paused_hand_waits_on_is_not_cleared_by_hand():
     h.new_shoe()
     h.cmd("betting.open")
     h.cmd("betting.close")
-    h._run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
+    h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
     (aid,) = h.state.alarms
     assert h.cmd("alarm.clear", id=aid, reason="x") == []
     assert "holds the table paused" in h.refused

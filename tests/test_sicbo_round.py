@@ -8,40 +8,22 @@ from typing import Any
 
 import msgspec
 import pytest
+from table_harness import Evs, TableHarness, of, types
 
 from daemon.config import check
 from daemon.procedures.dice import SicBoGame, SicBoRules
-from daemon.table import Command, DeviceReading, Table, game_class
+from daemon.table import game_class
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
 from drivers.dice_ref import DiceRefProtocol
-from drivers.readings import DeviceReply, Reading
+from drivers.readings import DeviceReply
 from drivers.sim.dice import DiceSimulator
 
-Evs = list[tuple[str, dict[str, Any]]]
 
+class Harness(TableHarness):
+    device = "shaker"
 
-class Harness:
     def __init__(self, **rules: Any) -> None:
-        self.table = Table(SicBoGame(msgspec.convert(rules, SicBoRules)), ["shaker"])
-        self.state = self.table.initial()
-        self.events: Evs = []
-        self.refused: str | None = None
-
-    def run(self, inp: Any) -> Evs:
-        d = self.table.decide(self.state, inp)
-        self.refused = d.refused
-        out = []
-        for x in d.drafts:
-            self.state = self.table.apply(self.state, x.type, x.data)
-            out.append((x.type, x.data))
-        self.events += out
-        return out
-
-    def cmd(self, name: str, role: str = "supervisor", source: str = "control", **a: Any) -> Evs:
-        return self.run(Command(name, a, "pit", role, source=source))
-
-    def read(self, r: Reading) -> Evs:
-        return self.run(DeviceReading("shaker", r, 0.0))
+        super().__init__(SicBoGame(msgspec.convert(rules, SicBoRules)), ["shaker"])
 
     def shaking(self) -> Evs:
         return self.read(DiceShaking())
@@ -58,18 +40,6 @@ class Harness:
     def closed(self) -> None:
         self.cmd("betting.open", role="dealer")
         self.cmd("betting.close", role="dealer")
-
-    @property
-    def g(self) -> Any:
-        return self.state.game
-
-
-def of(evs: Evs, t: str) -> list[dict[str, Any]]:
-    return [d for x, d in evs if x == t]
-
-
-def types(evs: Evs) -> list[str]:
-    return [t for t, _ in evs]
 
 
 # -- a round ---------------------------------------------------------------------------------
