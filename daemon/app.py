@@ -36,7 +36,7 @@ from daemon.journal import Journal, JournalError
 from daemon.pipeline import Clock, Pipeline
 from daemon.sdnotify import Notifier
 from daemon.security import Security
-from daemon.table import Command, Input, Table, game_class
+from daemon.table import ROLES, Command, CommandSpec, Input, Table, game_class, spec
 from daemon.tracer import Tracer
 from drivers.base import driver_class
 from drivers.serial import SerialSettings, SerialTransport
@@ -51,6 +51,15 @@ def package_version() -> str:
         return version("tabled")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+#: the daemon's own commands, beside the table's (``Table.all_commands``), with their roles
+DAEMON_COMMANDS: dict[str, CommandSpec] = {
+    "status": spec("the table, its game, journal, devices and alarms", *ROLES),
+    "devices": spec("each device's health and counters", *ROLES),
+    # raw frames can show what a game event does not (a shuffler's traffic): not for viewers
+    "trace": spec("a device's raw frames, live", "technician", "supervisor"),
+}
 
 
 class Daemon:
@@ -415,19 +424,19 @@ class Daemon:
     ) -> dict[str, Any]:
         cmd = msg["cmd"]
         args = msg.get("args", {})
-        if cmd == "status":
-            return self.status()
-        if cmd == "devices":
-            return {"devices": [r.status() for r in self.devices.values()]}
-        if cmd == "trace":
-            # raw frames can show what a game event does not (a shuffler's traffic): not for viewers
-            who = role or peer.role or self.s.config.control.role
-            if who not in ("technician", "supervisor"):
-                raise ControlError(f"trace needs the technician or supervisor role; you are {who}")
+        role = role or peer.role or self.s.config.control.role
+        daemon_cmd = DAEMON_COMMANDS.get(cmd)
+        if daemon_cmd is not None:
+            if role not in daemon_cmd.roles:
+                need = " or ".join(sorted(daemon_cmd.roles))
+                raise ControlError(f"{cmd} needs the {need} role; you are {role}")
+            if cmd == "status":
+                return self.status()
+            if cmd == "devices":
+                return {"devices": [r.status() for r in self.devices.values()]}
             return await self._trace(args)
         if cmd in self.table.all_commands:
             actor = peer.actor(msg.get("actor"))  # a CURVE key's name when there is one
-            role = role or peer.role or self.s.config.control.role
             fut = self.pipeline.submit(
                 Command(cmd, args, actor, role, source="control", mono=self.clock.mono()),
                 reply=True,
@@ -454,7 +463,7 @@ class Daemon:
                 "events": [x.type for x in d.drafts],
                 "last_seq": self.journal.last_seq,
             }
-        known = sorted(["status", "devices", "trace", *self.table.all_commands])
+        known = sorted([*DAEMON_COMMANDS, *self.table.all_commands])
         raise ControlError(f"unknown command {cmd!r} (known: {', '.join(known)})")
 
     def status(self) -> dict[str, Any]:

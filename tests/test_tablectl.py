@@ -104,6 +104,8 @@ def test_a_command_below_its_role_is_refused_and_changes_nothing(tmp_path):
         assert ok.returncode == 0, ok.stderr
         v = tablectl(cfg, "--role", "dealer", "void", "shoe", "--reason", "test")
         assert v.returncode == 1 and "needs the supervisor role" in v.stderr
+        t = tablectl(cfg, "--role", "viewer", "trace", "shoe", "--seconds", "1")
+        assert t.returncode == 1 and "trace needs the supervisor or technician role" in t.stderr
     finally:
         d.stop()
         d.close()
