@@ -15,6 +15,7 @@ from typing import Any
 
 from bench.latency import run_one
 from bench.session import shoe_session
+from bench.sizes import Size, pick
 
 
 def gather(results: dict[str, Any]) -> dict[str, Any]:
@@ -39,8 +40,8 @@ def gather(results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
-    sess = shoe_session(cards=500 if quick else 3_000)
+def run(*, size: Size = "full", log: Callable[[str], None] = print) -> dict[str, Any]:
+    sess = shoe_session(cards=pick(size, 3_000, 500, 200))
     lat: dict[str, Any] = {"shoe": {}}
     for mode, gap in (("paced", 0.0005), ("full", None)):
         log(f"  cost: shoe/{mode}, {len(sess.frames)} frames")

@@ -46,6 +46,7 @@ import zmq
 
 from bench import proc
 from bench.session import Frame, Session, shoe_session, wheel_available, wheel_session
+from bench.sizes import Size, pick
 from bench.stats import Load, summary_ms
 
 _now = time.monotonic_ns
@@ -472,9 +473,9 @@ def _stages(tl: dict[str, Any], samples: list[tuple[int, float, int]]) -> dict[s
 
 
 def run(
-    *, quick: bool = False, profile_dir: Path | None = None, log: Callable[[str], None] = print
+    *, size: Size = "full", profile_dir: Path | None = None, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    target = 1_000 if quick else 10_000
+    target = pick(size, 10_000, 1_000, 200)
     gap = 0.0005
     out: dict[str, Any] = {
         "fsync": "on (WAL, synchronous=FULL)",
@@ -501,4 +502,4 @@ def run(
 if __name__ == "__main__":
     import pprint
 
-    pprint.pprint(run(quick="--quick" in sys.argv), width=110)
+    pprint.pprint(run(size="quick" if "--quick" in sys.argv else "full"), width=110)

@@ -29,6 +29,7 @@ import msgspec
 from bench import floors, proc
 from bench.latency import Loop
 from bench.session import ShoeDealer, shoe_session
+from bench.sizes import Size, pick
 from bench.stats import Load
 
 
@@ -76,15 +77,16 @@ class _Soak:
 
 def run(
     *,
-    quick: bool = False,
+    size: Size = "full",
     hands: int = 100_000,
     seconds: float = 50.0,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    if quick:
-        hands, seconds = min(hands, 3_000), min(seconds or 20.0, 20.0)
-    sample_every = 250 if quick else 1_000
-    first_mark = 1_000 if quick else 10_000
+    if size != "full":
+        cap_hands, cap_s = pick(size, 0, 3_000, 150), pick(size, 0.0, 20.0, 10.0)
+        hands, seconds = min(hands, cap_hands), min(seconds or cap_s, cap_s)
+    sample_every = pick(size, 1_000, 250, 50)
+    first_mark = pick(size, 10_000, 1_000, 100)
     where = proc.workdir("soak-")
     pty = proc.Pty()
     cfg, ep = proc.write_config(where, shoe_session(cards=1), port=pty.path)
@@ -194,7 +196,7 @@ if __name__ == "__main__":
     import pprint
 
     r = run(
-        quick="--quick" in sys.argv,
+        size="quick" if "--quick" in sys.argv else "full",
         seconds=float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--quick" else 60.0,
     )
     r.pop("samples")

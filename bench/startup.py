@@ -34,6 +34,7 @@ import zmq
 from bench import floors, proc
 from bench.journal1m import TABLE, build
 from bench.session import shoe_session
+from bench.sizes import Size, pick
 
 
 def _recovered(log: Path) -> dict[str, Any]:
@@ -129,9 +130,9 @@ def replay(endpoint: str, start: int, stop: int, timeout: float = 120.0) -> dict
     }
 
 
-def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
-    big = 100_000 if quick else 1_000_000
-    starts = 2 if quick else 3
+def run(*, size: Size = "full", log: Callable[[str], None] = print) -> dict[str, Any]:
+    big = pick(size, 1_000_000, 100_000, 2_000)
+    starts = pick(size, 3, 2, 1)
     sess = shoe_session(cards=1)
     out: dict[str, Any] = {"journal_events": big, "starts_per_case": starts}
     out["imports_s"] = round(_import_time(), 3)
@@ -191,4 +192,4 @@ def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str,
 if __name__ == "__main__":
     import pprint
 
-    pprint.pprint(run(quick="--quick" in sys.argv), width=110)
+    pprint.pprint(run(size="quick" if "--quick" in sys.argv else "full"), width=110)

@@ -39,6 +39,7 @@ import zmq.asyncio
 
 from bench import floors, proc
 from bench.session import Session, shoe_session, wheel_available, wheel_session
+from bench.sizes import Size, pick
 from bench.stats import Load
 from daemon.bus import Bus
 from daemon.events import utc_text
@@ -231,7 +232,7 @@ async def _journal_publish(sess: Session, snapshot_every: int = 1000) -> dict[st
 
 
 async def _pipeline(sess: Session, *, one_at_a_time: bool) -> dict[str, Any]:
-    from daemon.app import log_events
+    from daemon.event_log import log_events
     from daemon.pipeline import Pipeline
 
     where = proc.workdir("tp-")
@@ -306,14 +307,14 @@ def _quiet_logs() -> Callable[[], None]:
     return devnull.close
 
 
-def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
-    big = shoe_session(cards=2_000 if quick else 10_000)
-    mid = shoe_session(cards=1_000 if quick else 5_000)
-    small = shoe_session(cards=500 if quick else 2_000)
+def run(*, size: Size = "full", log: Callable[[str], None] = print) -> dict[str, Any]:
+    big = shoe_session(cards=pick(size, 10_000, 2_000, 300))
+    mid = shoe_session(cards=pick(size, 5_000, 1_000, 200))
+    small = shoe_session(cards=pick(size, 2_000, 500, 200))
     out: dict[str, Any] = {}
     sessions = [("shoe", big)]
     if wheel_available():
-        sessions.append(("wheel", wheel_session(events=1_000 if quick else 3_000, short=False)))
+        sessions.append(("wheel", wheel_session(events=pick(size, 3_000, 1_000, 300), short=False)))
     for name, sess in sessions:
         log(f"  protocol + table: {name}, {len(sess.frames)} frames")
         load = Load([])
@@ -342,4 +343,4 @@ def run(*, quick: bool = False, log: Callable[[str], None] = print) -> dict[str,
 if __name__ == "__main__":
     import pprint
 
-    pprint.pprint(run(quick="--quick" in sys.argv), width=110)
+    pprint.pprint(run(size="quick" if "--quick" in sys.argv else "full"), width=110)

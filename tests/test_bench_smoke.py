@@ -1,0 +1,69 @@
+"""`make bench` must not rot: every benchmark runs end to end on a few hundred events.
+
+The benchmarks import the daemon's internals, and once broke when a function
+they used moved (`log_events`) with nothing running them. This runs
+``python -m bench --smoke`` as `make bench` does and checks that each
+benchmark finished and wrote the figures the summary and the goals read.
+It asserts nothing about the figures themselves: timings are for
+docs/performance.md, never for asserts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# the keys each benchmark's summary row and goal read (bench/__main__.py summary() and goals())
+EXPECTED = {
+    "latency": {"shoe": {"paced", "full"}, "wheel": {"paced", "full"}},
+    "throughput": {
+        "protocol_table_shoe": None,
+        "protocol_table_wheel": None,
+        "journal_publish": None,
+        "pipeline_one_tx_per_reading": None,
+        "pipeline_group_commit": None,
+    },
+    "startup": {"empty": None, "big": None, "replay": None, "imports_s": None},
+    "memory": {"rss_start_kib": None, "rss_end_kib": None, "floor_rss_kib": None},
+    "cost": {"shoe_paced": None, "shoe_full": None, "wheel_paced": None, "wheel_full": None},
+}
+
+
+def test_every_benchmark_runs_to_the_end(tmp_path: Path) -> None:
+    out = tmp_path / "smoke.json"
+    p = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--output", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["errors"] == {}
+    assert doc["size"] == "smoke"
+    results = doc["results"]
+    for name, keys in EXPECTED.items():
+        assert name in results, f"benchmark {name} wrote nothing"
+        for key, sub in keys.items():
+            assert key in results[name], f"{name} lacks {key}"
+            if sub:
+                assert sub <= set(results[name][key]), f"{name}.{key} lacks {sub}"
+    goals = {g["goal"] for g in doc["goals"]}
+    # every goal of docs/performance.md is evaluated, met or missed, never silently dropped
+    for part in (
+        "wire -> subscriber p99",
+        "one durable transaction per reading",
+        "group commit",
+        "CPU per committed event",
+        "replay against the bare loop",
+        "READY with a",
+        "RSS at the end of the soak",
+    ):
+        assert any(part in g for g in goals), f"goal {part!r} not evaluated"
+    assert all(g["met"] in (True, False, None) for g in doc["goals"])
+    assert "goals (not asserts):" in p.stdout
