@@ -172,12 +172,13 @@ class Daemon:
             control=s.control_endpoint,
             last_seq=self.journal.last_seq,
         )
-        print(
-            f"tabled {self.version}: table {s.table} ({cfg.table.game}) publishing on "
-            f"{cfg.bus.publish}, replay on {cfg.bus.replay}, control {s.control_endpoint}",
-            file=sys.stderr,
-            flush=True,
-        )
+        if not logs.is_json():  # a person at a terminal; journald has the line above
+            print(
+                f"tabled {self.version}: table {s.table} ({cfg.table.game}) publishing on "
+                f"{cfg.bus.publish}, replay on {cfg.bus.replay}, control {s.control_endpoint}",
+                file=sys.stderr,
+                flush=True,
+            )
 
         await self._stop.wait()
         await self.shutdown()
@@ -537,10 +538,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load(path)
     except ConfigError as e:
-        print(
-            f"tabled: refusing to start: {len(e.problems)} problem(s) in {e.path}", file=sys.stderr
-        )
-        print(str(e), file=sys.stderr)
+        # before the config's own [log] section is known: the default, so that under
+        # journald the refusal is one JSON line at priority 3, on a terminal plain text
+        logs.setup("info", "auto")
+        if logs.is_json():
+            log.error("tabled refusing to start", config=e.path, problems=str(e).splitlines())
+        else:
+            print(
+                f"tabled: refusing to start: {len(e.problems)} problem(s) in {e.path}",
+                file=sys.stderr,
+            )
+            print(str(e), file=sys.stderr)
         return 2
     logs.setup(settings.config.log.level, settings.config.log.format, table=settings.table)
     return asyncio.run(_run(settings))
@@ -555,7 +563,8 @@ async def _run(settings: Settings) -> int:
         return await daemon.run()
     except (JournalError, OSError, zmq.ZMQError) as e:
         log.error("tabled cannot run", error=str(e))
-        print(f"tabled: {e}", file=sys.stderr)
+        if not logs.is_json():
+            print(f"tabled: {e}", file=sys.stderr)
         return 1
 
 

@@ -153,7 +153,7 @@ class DeviceRunner:
         changed = health != self.health
         self.health, self.reason = health, reason
         if changed:
-            self.log.info("device " + health, reason=reason)
+            (self.log.info if health == "ok" else self.log.warning)("device " + health, reason=reason)
             self.submit(DeviceHealth(self.name, health, reason, self.mono(), info or {}))
 
     def _arm_stale(self) -> None:

@@ -55,7 +55,7 @@ def log_events(events: Any) -> None:
             )
         elif ev.type == "card.dealt":
             log.info(f"card {d['card']} → {d['box']}", seq=ev.seq, hand=d["hand"])
-        elif ev.type.startswith("alarm."):
+        elif ev.type == "alarm.raised":
             log.warning(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if v is not None})
         elif ev.type == "operator.command" and d.get("source") == "timer":
             log.debug(ev.type, seq=ev.seq, name=d["name"])  # the croupier's clockwork

@@ -1,32 +1,95 @@
-"""structlog set-up: JSON lines for journald, readable lines on a terminal."""
+"""structlog set-up: JSON lines for journald and pipes, readable lines on a terminal.
+
+Under systemd every line must reach journald at its own priority, or ``journalctl -p
+warning`` finds nothing. journald reads a ``<N>`` prefix (sd-daemon(3)) on each line of
+a stream it owns and strips it; systemd says which stream it owns in ``JOURNAL_STREAM``
+(``device:inode``, systemd.exec(5)). So the prefix is written only when stdout *is* that
+stream: a pipe into ``jq`` gets plain JSON. Either way each JSON object carries its
+syslog ``priority`` (0–7) as a field, so a reader of the pipe needs no prefix.
+
+The standard library's ``logging`` (asyncio's "Task exception was never retrieved",
+libraries) and uncaught exceptions go through the same renderer: nothing on stdout or
+stderr is a plain line when stdout is not a terminal.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
 import structlog
 
 _json = msgspec.json.Encoder(enc_hook=repr)
 
+#: syslog priorities (sd-daemon(3), syslog(3)) of structlog's level names
+PRIORITY = {
+    "critical": 2,
+    "exception": 3,
+    "error": 3,
+    "warning": 4,
+    "warn": 4,
+    "info": 6,
+    "debug": 7,
+    "notset": 7,
+}
 
-def _render_json(_: Any, __: str, event_dict: dict[str, Any]) -> bytes:
-    # structlog's JSONRenderer passes ``default=``; msgspec takes enc_hook instead.
-    return _json.encode(event_dict)
+_state = {"json": False}
+
+
+def is_json() -> bool:
+    """True when log lines are JSON (stdout not a terminal, or ``format = "json"``)."""
+    return _state["json"]
+
+
+def journal_stream(stream: TextIO) -> bool:
+    """True when ``stream`` is the journald stream systemd named in ``$JOURNAL_STREAM``."""
+    want = os.environ.get("JOURNAL_STREAM", "")
+    dev, _, ino = want.partition(":")
+    if not (dev.isdigit() and ino.isdigit()):
+        return False
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return False
+    return st.st_dev == int(dev) and st.st_ino == int(ino)
+
+
+def _add_priority(_: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    level = str(event_dict.get("level", method)).lower()
+    event_dict["priority"] = PRIORITY.get(level, 6)
+    return event_dict
+
+
+def _renderer(prefix: bool) -> Any:
+    def render(_: Any, __: str, event_dict: dict[str, Any]) -> bytes:
+        # structlog's JSONRenderer passes ``default=``; msgspec takes enc_hook instead.
+        line = _json.encode(event_dict)
+        if prefix:
+            return b"<%d>" % event_dict.get("priority", 6) + line
+        return line
+
+    return render
 
 
 def setup(level: str = "info", fmt: str = "auto", **bind: Any) -> None:
     as_json = fmt == "json" or (fmt == "auto" and not sys.stdout.isatty())
+    _state["json"] = as_json
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     if as_json:
-        processors = [*shared, structlog.processors.dict_tracebacks, _render_json]
+        prefix = journal_stream(sys.stdout)
+        render = _renderer(prefix)
+        processors = [*shared, _add_priority, structlog.processors.dict_tracebacks, render]
         factory: Any = structlog.BytesLoggerFactory(sys.stdout.buffer)
+        _route_stdlib(render, level)
+        logging.captureWarnings(True)
+        sys.excepthook = _log_uncaught
     else:
         processors = [*shared, structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())]
         factory = structlog.PrintLoggerFactory(sys.stdout)
@@ -38,3 +101,49 @@ def setup(level: str = "info", fmt: str = "auto", **bind: Any) -> None:
     )
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(**bind)
+
+
+class _BytesHandler(logging.Handler):
+    """Writes the renderer's bytes (one line each) to stdout, like the structlog logger."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record)
+            sys.stdout.buffer.write(line.encode() + b"\n")
+            sys.stdout.buffer.flush()
+        except Exception:
+            self.handleError(record)
+
+
+def _route_stdlib(render: Any, level: str) -> None:
+    def as_text(logger: Any, name: str, event_dict: dict[str, Any]) -> str:
+        return render(logger, name, event_dict).decode()
+
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.contextvars.merge_contextvars,
+            structlog.stdlib.add_logger_name,
+            structlog.stdlib.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _add_priority,
+            structlog.processors.dict_tracebacks,
+            as_text,
+        ],
+    )
+    handler = _BytesHandler()
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(max(getattr(logging, level.upper()), logging.INFO))
+
+
+def _log_uncaught(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, tb)
+        return
+    structlog.get_logger("tabled").critical(
+        "tabled crashed", exc_info=(kind, value, tb), error=f"{kind.__name__}: {value}"
+    )

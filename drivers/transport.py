@@ -101,7 +101,7 @@ class Reconnecting(abc.ABC):
         """Keep the device connected until cancelled or closed.
 
         ``on_disconnected`` is called when a live link is lost and when the very
-        first attempt fails; later failed attempts only go to the log (info when
+        first attempt fails; later failed attempts only go to the log (warning when
         the reason changes, debug when it repeats), so a long outage is one
         event, not one per retry.
         """
@@ -120,7 +120,8 @@ class Reconnecting(abc.ABC):
                     reason = str(exc)
                     if attempts == 0:
                         sink.on_disconnected(reason)
-                    log = self._log.info if reason != last_reason else self._log.debug
+                    # a new reason is worth `journalctl -p warning`; a repeat is noise
+                    log = self._log.warning if reason != last_reason else self._log.debug
                     log(f"{self.noun} unavailable", reason=reason, retry_in=delay)
                     last_reason = reason
                     attempts += 1

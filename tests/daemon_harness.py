@@ -92,6 +92,20 @@ level = "info"
     return cfg
 
 
+def log_messages(out: str) -> str:
+    """The text of the daemon's JSON log lines (off a terminal every line is JSON).
+
+    Each line's ``event``, ``error`` and ``problems``, one per line, so a test can
+    look for a message without caring about the JSON around it; a line that is not
+    JSON fails the test.
+    """
+    texts: list[str] = []
+    for line in out.splitlines():
+        obj = json.loads(line)
+        texts += [obj["event"], str(obj.get("error", "")), *obj.get("problems", [])]
+    return "\n".join(texts)
+
+
 class Daemon:
     """One tabled process on a config; start, wait for READY, stop or kill."""
 

@@ -8,7 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
-from daemon_harness import Daemon, Subscriber, endpoints, replay, tablectl, write_config
+from daemon_harness import (
+    Daemon,
+    Subscriber,
+    endpoints,
+    log_messages,
+    replay,
+    tablectl,
+    write_config,
+)
 
 from daemon.events import check
 from daemon.subscriber import Follower
@@ -178,9 +186,10 @@ def test_config_errors_refuse_to_start(tmp_path):
         timeout=30,
     )
     assert p.returncode == 2
-    assert 'bad.toml: devices[0].baudrate: expected an integer, got "fast"' in p.stderr
-    assert "bad.toml: devices[0].port: missing required key" in p.stderr
-    assert "bad.toml: table.flavour: unknown key" in p.stderr
+    said = log_messages(p.stdout + p.stderr)  # a pipe: JSON lines for journald
+    assert 'bad.toml: devices[0].baudrate: expected an integer, got "fast"' in said
+    assert "bad.toml: devices[0].port: missing required key" in said
+    assert "bad.toml: table.flavour: unknown key" in said
     c = tablectl(bad, "config", "check", str(bad))
     assert c.returncode == 2
     assert c.stderr.count("bad.toml: ") == 3

@@ -19,7 +19,15 @@ from pathlib import Path
 import msgspec
 import pytest
 import zmq
-from daemon_harness import ROOT, Daemon, endpoints, free_port, tablectl, write_config
+from daemon_harness import (
+    ROOT,
+    Daemon,
+    endpoints,
+    free_port,
+    log_messages,
+    tablectl,
+    write_config,
+)
 
 from daemon.events import Event, decode
 from daemon.keys import create_checkpoint, create_curve
@@ -235,8 +243,9 @@ def test_the_daemon_refuses_a_secret_key_others_can_read(tmp_path, which):
     cfg = write_config(tmp_path, extra=keys.config(free_port()))
     r = _start_fails(cfg)
     assert r.returncode == 1, r.stderr
-    assert f"secret key file {secret} has mode 0644" in r.stderr
-    assert f"chmod 600 {secret}" in r.stderr
+    said = log_messages(r.stdout + r.stderr)
+    assert f"secret key file {secret} has mode 0644" in said
+    assert f"chmod 600 {secret}" in said
     assert not (tmp_path / "state" / "journal.sqlite").exists(), "refused before opening anything"
 
 
@@ -245,7 +254,7 @@ def test_the_daemon_refuses_an_unlisted_control_role(tmp_path):
     create_curve(keys.root / "control", "norole")
     cfg = write_config(tmp_path, extra=keys.config(free_port()))
     r = _start_fails(cfg)
-    assert r.returncode == 1 and "no role for control client 'norole'" in r.stderr
+    assert r.returncode == 1 and "no role for control client 'norole'" in log_messages(r.stdout)
 
 
 @pytest.mark.parametrize("mode", [0o600, 0o660])

@@ -365,7 +365,7 @@ async def test_backoff_doubles_up_to_the_cap_and_resets_after_data(
     assert sink.disconnects[0] == reason  # the open failures were reported once
     assert len(sink.disconnects) == 3  # plus the two losses
     unavailable = [e for e in logs if e["event"] == "serial port unavailable"]
-    assert [e["log_level"] for e in unavailable] == ["info", "debug", "debug", "debug"]
+    assert [e["log_level"] for e in unavailable] == ["warning", "debug", "debug", "debug"]
     assert {e["reason"] for e in unavailable} == {reason}
     assert all(e.get("port") == str(where) for e in logs), [
         e for e in logs if e.get("port") != str(where)
