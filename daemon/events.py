@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 import msgspec
+from tabled_client.events import check_data
 
 SCHEMA_VERSION: Final = 1
 GENESIS: Final = "0" * 64
@@ -28,6 +29,17 @@ class Draft(msgspec.Struct, frozen=True):
 
     type: str
     data: dict[str, Any]
+
+
+def draft(type_: str, data: dict[str, Any]) -> Draft:
+    """A draft whose ``data`` passed its type's Struct in ``tabled_client.events``.
+
+    Every event the table decides goes through here, so the daemon can only publish what
+    the shipped JSON Schema describes: an unknown type, a missing or unknown field or a
+    wrong value type raises at the ``add`` that made it (and fails that decision's tests).
+    """
+    check_data(type_, data)
+    return Draft(type_, data)
 
 
 class Event(msgspec.Struct, frozen=True, kw_only=True):

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 import msgspec
 
-from daemon.events import Draft
+from daemon.events import Draft, draft
 from drivers.readings import DeviceReply, Reading
 
 # -- inputs ------------------------------------------------------------------------
@@ -107,7 +107,7 @@ class Decision:
     _folded: int = 0
 
     def add(self, type_: str, **data: Any) -> None:
-        self.drafts.append(Draft(type_, data))
+        self.drafts.append(draft(type_, data))
 
     def state(self) -> Any:
         """The state as the drafts so far leave it, for decisions that chain (held cards)."""

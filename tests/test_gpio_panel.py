@@ -377,7 +377,7 @@ class Rig:
 
     async def start(self, options: dict[str, Any] | None = None, **panel_kw: Any) -> None:
         self.tasks.append(asyncio.create_task(self.pipeline.run()))
-        await self.pipeline.started({"test": True})
+        await self.pipeline.started({"version": "0.1.0", "pid": 1, "recovered_seq": 0})
         driver = GpioPanelDriver(msgspec.convert(options or OPTIONS, GpioPanelOptions))
         self.runner = self.DeviceRunner("panel", driver, self.pipeline.submit)
         self.panel = driver.panel(

@@ -683,7 +683,7 @@ def test_system_failure_voids_the_spin_in_play_only_when_the_house_says_so():
 def crash_restart(h: Harness) -> list[Ev]:
     """The daemon died without ``daemon.stopped`` and starts again on the journaled state."""
     out = []
-    d = h.table.started(h.state, {"recovered_seq": len(h.events)})
+    d = h.table.started(h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": len(h.events)})
     for x in d.drafts:
         h.state = h.table.apply(h.state, x.type, x.data)
         out.append((x.type, x.data))

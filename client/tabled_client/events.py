@@ -1,0 +1,653 @@
+"""Every tabled event type as a typed msgspec Struct: one tagged union on ``type``.
+
+The daemon builds each event's ``data`` through these Structs
+(``daemon/events.py`` ``draft``), and the JSON Schema in ``events.schema.json``
+is generated from them (``python -m tabled_client.schema``), so what a table
+publishes, what this module decodes and what the schema says cannot drift.
+
+A field that some events of a type carry and others do not (a game's own
+field, a rule only some cards have) is ``UNSET`` when absent: it is not in
+the bytes, not ``null``. Unknown fields are ignored when decoding, so a
+newer table that adds a field (a compatible change, ``v`` stays) still
+decodes. A new event type needs a new Struct here (``docs/events.md``).
+This module is long because it is the catalogue of every type; each Struct
+is a few lines.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Union
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+SCHEMA_VERSION: Final = 1
+
+
+class Data(msgspec.Struct, kw_only=True, frozen=True):
+    """Base of every event's ``data``."""
+
+
+# -- table events (every game) ----------------------------------------------------------------
+
+
+class DaemonStartedData(Data):
+    clean: bool
+    version: str
+    recovered_seq: int
+    pid: int
+
+
+class DaemonStoppedData(Data):
+    reason: str
+
+
+class DeviceLinkData(Data):
+    """``device.connected``, ``device.stale``, ``device.disconnected``; what the transport opened."""
+
+    device: str
+    reason: str
+    port: str | UnsetType = UNSET
+    spec: str | UnsetType = UNSET
+    interface: int | UnsetType = UNSET
+    endpoint: int | UnsetType = UNSET
+    kernel_driver_detached: bool | UnsetType = UNSET
+
+
+class DeviceCommandData(Data):
+    device: str
+    command: str
+    by: str
+
+
+class DeviceReplyData(Data):
+    device: str
+    command: str
+    text: str
+
+
+class OperatorCommandData(Data):
+    name: str
+    args: dict[str, Any]
+    actor: str
+    role: str
+    source: str
+
+
+class AlarmRaisedData(Data):
+    id: str
+    kind: str
+    message: str
+    rule: str
+    action: str
+    severity: str
+    device: str | None
+    hand: int | UnsetType | None = UNSET
+    card: str | UnsetType | None = UNSET
+    round: int | UnsetType | None = UNSET
+    faces: list[Any] | UnsetType = UNSET
+    frames: list[str] | UnsetType = UNSET
+    code: int | str | UnsetType | None = UNSET
+    # journal-failure
+    seconds: float | UnsetType = UNSET
+    error: str | UnsetType | None = UNSET
+    failures: int | UnsetType = UNSET
+    dropped: int | UnsetType = UNSET
+
+
+class AlarmClearedData(Data):
+    id: str
+    by: str
+    reason: str
+
+
+# -- shoe games (baccarat, dragon tiger) ----------------------------------------------------------
+
+
+class ShuffleRef(Data):
+    device: str
+    shuffle_id: int
+
+
+class ShoeStartedData(Data):
+    shoe: int
+    shuffle: ShuffleRef | None
+    decks: int
+    burn: str
+    cut_card: int
+    demo_hands: int
+    continuous_shuffler: bool
+    by: str
+
+
+class ShoeBurnData(Data):
+    shoe: int
+    cards: list[str]
+    count: int
+    rule: str
+
+
+class ShoeCutCardData(Data):
+    shoe: int
+    hand: int
+    last_hand: int
+    source: str
+    rule: str
+    cards_out: int
+
+
+class ShoeEndedData(Data):
+    shoe: int
+    hands: int
+    reason: str
+    cards_out: int
+    rule: str
+    by: str | UnsetType = UNSET
+
+
+class ShoeVoidData(Data):
+    shoe: int
+    reason: str
+    by: str
+    rule: str
+
+
+class ShoeDeviceData(Data):
+    """``shoe.removed``, ``shoe.inserted``."""
+
+    shoe: int
+    device: str
+
+
+class ShuffleStartedData(Data):
+    device: str
+    shuffle_id: int
+    decks: int
+
+
+class ShuffleCompletedData(Data):
+    device: str
+    shuffle_id: int
+    decks: int
+    cards: int
+    ok: bool
+    problems: list[str]
+
+
+class BettingOpenedData(Data):
+    """Shoe games: ``shoe``, ``hand``, ``burn_incomplete``; roulette: the wheel fields; Sic Bo: ``round``."""
+
+    by: str | UnsetType = UNSET
+    shoe: int | UnsetType = UNSET
+    hand: int | UnsetType = UNSET
+    burn_incomplete: bool | UnsetType = UNSET
+    round: int | UnsetType = UNSET
+    device: str | UnsetType = UNSET
+    spin: int | UnsetType = UNSET
+    wheel_spin: int | UnsetType | None = UNSET
+    wheel_state: int | UnsetType | None = UNSET
+    mono: float | UnsetType | None = UNSET
+    respin: bool | UnsetType = UNSET
+
+
+class BettingClosedData(Data):
+    """As ``betting.opened``; Sic Bo adds ``source`` (and ``rule`` when the shaker closed it)."""
+
+    by: str | UnsetType = UNSET
+    shoe: int | UnsetType = UNSET
+    hand: int | UnsetType = UNSET
+    round: int | UnsetType = UNSET
+    source: str | UnsetType = UNSET
+    rule: str | UnsetType = UNSET
+    device: str | UnsetType = UNSET
+    spin: int | UnsetType = UNSET
+    wheel_spin: int | UnsetType | None = UNSET
+    wheel_state: int | UnsetType | None = UNSET
+    mono: float | UnsetType | None = UNSET
+
+
+class CardDealtData(Data):
+    shoe: int
+    hand: int
+    box: str
+    position: int
+    card: str
+    shoe_position: int
+    device: str
+    face_up: bool
+    demo: bool | UnsetType = UNSET
+    rule: str | UnsetType = UNSET
+    claimed_box: str | UnsetType = UNSET
+    order_rule: str | UnsetType = UNSET
+    entered_by: str | UnsetType | None = UNSET
+    face_up_rule: str | UnsetType = UNSET
+    exposed: bool | UnsetType = UNSET
+    extra_card: bool | UnsetType = UNSET
+    carried: bool | UnsetType = UNSET
+    misdeal: bool | UnsetType = UNSET
+    alarm: str | UnsetType = UNSET
+
+
+class HeldCard(Data):
+    """A card out of the shoe waiting for a supervisor (``table.paused``'s ``held``)."""
+
+    card: str | None
+    device: str
+    face_up: bool
+    claimed_box: str | None
+    code: str
+
+
+class CardHeldData(Data):
+    shoe: int
+    hand: int
+    card: str | None
+    device: str
+    face_up: bool
+    claimed_box: str | None
+    code: str
+    position: int
+    reason: str
+
+
+class CardRejectedData(Data):
+    shoe: int
+    card: str
+    device: str
+    reason: str
+
+
+class CardExposedData(Data):
+    shoe: int
+    hand: int
+    card: str | None
+    by: str
+    during: str
+    rule: str
+
+
+class CardFaceUpData(Data):
+    shoe: int
+    hand: int
+    by: str
+    rule: str
+
+
+class HandStartedData(Data):
+    shoe: int
+    hand: int
+    demo: bool
+
+
+class HandOutcomeData(Data):
+    """``hand.result`` and ``hand.demo``: baccarat's fields or Dragon Tiger's, beside ``winner``."""
+
+    shoe: int
+    hand: int
+    demo: bool
+    winner: str
+    # baccarat
+    player: list[str] | UnsetType = UNSET
+    banker: list[str] | UnsetType = UNSET
+    player_total: int | UnsetType = UNSET
+    banker_total: int | UnsetType = UNSET
+    natural: bool | UnsetType = UNSET
+    player_natural: bool | UnsetType = UNSET
+    banker_natural: bool | UnsetType = UNSET
+    player_pair: bool | UnsetType = UNSET
+    banker_pair: bool | UnsetType = UNSET
+    cards: int | UnsetType = UNSET
+    big: bool | UnsetType = UNSET
+    small: bool | UnsetType = UNSET
+    banker_six: bool | UnsetType = UNSET
+    big_small_open: bool | UnsetType = UNSET
+    # dragon tiger
+    dragon: str | UnsetType = UNSET
+    tiger: str | UnsetType = UNSET
+    dragon_rank: int | UnsetType = UNSET
+    tiger_rank: int | UnsetType = UNSET
+    suited_tie: bool | UnsetType = UNSET
+    dragon_colour: str | UnsetType = UNSET
+    tiger_colour: str | UnsetType = UNSET
+    dragon_parity: str | UnsetType = UNSET
+    tiger_parity: str | UnsetType = UNSET
+    dragon_size: str | UnsetType | None = UNSET
+    tiger_size: str | UnsetType | None = UNSET
+
+
+class HandVoidData(Data):
+    shoe: int
+    hand: int
+    reason: str
+    by: str
+    rule: str
+    cards: dict[str, list[str]]
+    demo: bool
+
+
+class TablePausedData(Data):
+    shoe: int
+    hand: int
+    reason: str
+    alarm: str
+    held: list[HeldCard]
+    device: str | UnsetType = UNSET
+
+
+class TableResumedData(Data):
+    shoe: int
+    hand: int
+    by: str
+    card: str | None
+    entered: bool
+    alarm: str | None
+
+
+# -- roulette ---------------------------------------------------------------------------------------
+
+
+class SpinStartedData(Data):
+    device: str
+    round: int
+    spin: int
+    rotor_direction: str | None
+    rotor_rpm: float | None
+    respin: bool
+    late: bool
+    wheel_spin: int | UnsetType | None = UNSET
+    wheel_state: int | UnsetType | None = UNSET
+    mono: float | UnsetType | None = UNSET
+
+
+class WheelNumberData(Data):
+    device: str
+    round: int
+    spin: int
+    number: int
+    pocket: str
+    frame: str
+
+
+class SpinResultData(Data):
+    device: str
+    round: int
+    spin: int
+    number: int
+    pocket: str
+    layout: str
+    color: str
+    column: int | None
+    dozen: int | None
+    parity: str | None
+    range: str | None
+    rotor_direction: str | None
+    rotor_rpm: float | None
+    ball_direction: str | None
+    ball_revolutions: int | None
+    source: str
+    complete: bool
+    respin: bool
+    wheel_spin: int | UnsetType | None = UNSET
+    wheel_state: int | UnsetType | None = UNSET
+    mono: float | UnsetType | None = UNSET
+
+
+class SpinVoidData(Data):
+    device: str
+    round: int
+    spin: int
+    reason: str
+    rule: str
+    message: str
+    frames: list[str]
+    by: str
+    acknowledge: bool
+    wheel_spin: int | UnsetType | None = UNSET
+    wheel_state: int | UnsetType | None = UNSET
+    mono: float | UnsetType | None = UNSET
+
+
+class WheelStateData(Data):
+    device: str
+    wheel_state: int
+    name: str
+    previous: int | None
+    wheel_spin: int | None
+    mono: float | None
+    joined: bool
+    frame: str
+
+
+class WheelFlagsData(Data):
+    device: str
+    flags: int
+    names: list[str]
+    state: int
+    wheel_spin: int | None
+    mono: float | None
+    frame: str
+
+
+class WheelResyncData(Data):
+    device: str
+    gap: float | None
+    frame: str
+
+
+class DeviceFaultData(Data):
+    """Roulette (``frames``) and Sic Bo (``round``)."""
+
+    device: str
+    code: int | str | None
+    meaning: str
+    alarm: str
+    frames: list[str] | UnsetType = UNSET
+    round: int | UnsetType | None = UNSET
+
+
+# -- Sic Bo -----------------------------------------------------------------------------------------
+
+
+class DiceShakingData(Data):
+    round: int
+    shake: int
+    device: str
+
+
+class DiceReshakeData(Data):
+    round: int
+    reshake: int
+    reason: str
+    code: int | str | None
+    device: str
+    rule: str
+
+
+class DiceResultData(Data):
+    round: int
+    device: str
+    faces: list[int]
+    total: int
+    size: str | None
+    parity: str
+    triple: bool
+    triple_face: int | None
+    doubles: list[int]
+    combinations: list[str]
+    face_counts: dict[str, int]
+    shakes: int
+    reshakes: int
+
+
+class DiceRejectedData(Data):
+    round: int | None
+    device: str
+    faces: list[Any]
+    reason: str
+    detail: str
+    alarm: str
+    rule: str
+
+
+class RoundPausedData(Data):
+    round: int
+    reason: str
+    alarm: str
+    device: str
+    rule: str
+
+
+class RoundResumedData(Data):
+    round: int
+    by: str
+    alarm: str | None
+    rule: str
+
+
+class RoundVoidData(Data):
+    round: int
+    reason: str
+    by: str
+    rule: str
+    shakes: int
+    reshakes: int
+
+
+# -- the envelope and the union -----------------------------------------------------------------------
+
+
+Hex64 = Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
+
+
+class Event(msgspec.Struct, kw_only=True, frozen=True, tag_field="type"):
+    """The envelope every event shares; ``type`` is the tag (``docs/events.md``)."""
+
+    v: Annotated[int, Meta(ge=1)]
+    table: Annotated[str, Meta(pattern="^[A-Za-z0-9_-]+$")]
+    seq: Annotated[int, Meta(ge=1)]
+    time: Annotated[str, Meta(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")]
+    mono: float | None
+    data: Any
+    prev: Hex64
+    hash: Hex64
+
+    @property
+    def type(self) -> str:
+        """The event type (the union's tag)."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+#: event type -> data Struct: the one catalogue the daemon, the union and the schema use
+DATA: Final[dict[str, type[Data]]] = {
+    "daemon.started": DaemonStartedData,
+    "daemon.stopped": DaemonStoppedData,
+    "device.connected": DeviceLinkData,
+    "device.stale": DeviceLinkData,
+    "device.disconnected": DeviceLinkData,
+    "device.command": DeviceCommandData,
+    "device.reply": DeviceReplyData,
+    "device.fault": DeviceFaultData,
+    "operator.command": OperatorCommandData,
+    "alarm.raised": AlarmRaisedData,
+    "alarm.cleared": AlarmClearedData,
+    "shoe.started": ShoeStartedData,
+    "shoe.burn": ShoeBurnData,
+    "shoe.cut_card": ShoeCutCardData,
+    "shoe.ended": ShoeEndedData,
+    "shoe.void": ShoeVoidData,
+    "shoe.removed": ShoeDeviceData,
+    "shoe.inserted": ShoeDeviceData,
+    "shuffle.started": ShuffleStartedData,
+    "shuffle.completed": ShuffleCompletedData,
+    "betting.opened": BettingOpenedData,
+    "betting.closed": BettingClosedData,
+    "card.dealt": CardDealtData,
+    "card.held": CardHeldData,
+    "card.rejected": CardRejectedData,
+    "card.exposed": CardExposedData,
+    "card.face_up": CardFaceUpData,
+    "hand.started": HandStartedData,
+    "hand.result": HandOutcomeData,
+    "hand.demo": HandOutcomeData,
+    "hand.void": HandVoidData,
+    "table.paused": TablePausedData,
+    "table.resumed": TableResumedData,
+    "spin.started": SpinStartedData,
+    "wheel.number": WheelNumberData,
+    "spin.result": SpinResultData,
+    "spin.void": SpinVoidData,
+    "wheel.state": WheelStateData,
+    "wheel.flags": WheelFlagsData,
+    "wheel.resync": WheelResyncData,
+    "dice.shaking": DiceShakingData,
+    "dice.reshake": DiceReshakeData,
+    "dice.result": DiceResultData,
+    "dice.rejected": DiceRejectedData,
+    "round.paused": RoundPausedData,
+    "round.resumed": RoundResumedData,
+    "round.void": RoundVoidData,
+}
+
+
+def _class_name(type_: str) -> str:
+    return "".join(p.capitalize() for p in type_.replace("_", ".").split("."))
+
+
+def _event_class(type_: str, data: type[Data]) -> type[Event]:
+    doc = f"Event type ``{type_}`` (docs/events.md)."
+    ns = {"__annotations__": {"data": data}, "__doc__": doc, "__module__": __name__}
+    return msgspec.defstruct(  # type: ignore[no-any-return]
+        _class_name(type_),
+        [("data", data)],
+        bases=(Event,),
+        tag=type_,
+        kw_only=True,
+        frozen=True,
+        namespace=ns,
+    )
+
+
+#: event type -> its envelope class (``EVENTS["card.dealt"]`` is ``CardDealt``)
+EVENTS: Final[dict[str, type[Event]]] = {t: _event_class(t, d) for t, d in DATA.items()}
+globals().update({cls.__name__: cls for cls in EVENTS.values()})
+
+#: the tagged union of every event type: ``msgspec.json.decode(raw, type=AnyEvent)``
+AnyEvent = Union[tuple(EVENTS.values())]  # type: ignore[valid-type]  # noqa: UP007
+
+_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+class UnknownEventType(ValueError):
+    """An event type this client does not know (a newer table): upgrade tabled-client."""
+
+
+def decode(raw: bytes) -> Event:
+    """One event's canonical bytes as its typed Struct (``CardDealt``, ``HandResult``, …)."""
+    try:
+        return _decoder.decode(raw)  # type: ignore[no-any-return]
+    except msgspec.ValidationError as e:
+        if "Invalid value" in str(e) and "$.type" in str(e):
+            t = msgspec.json.decode(raw).get("type")
+            raise UnknownEventType(f"event type {t!r} is not known to this tabled-client") from e
+        raise
+
+
+def check_data(type_: str, data: dict[str, Any]) -> Data:
+    """``data`` as the type's Struct; raises ``TypeError``/``ValidationError`` naming what is wrong.
+
+    Strict: an unknown or missing field, or a value of the wrong type, is an error (the daemon
+    calls this for every event it builds, so it can only publish what the schema says).
+    """
+    cls = DATA.get(type_)
+    if cls is None:
+        raise UnknownEventType(
+            f"event type {type_!r} has no Struct in tabled_client.events (add one: docs/events.md)"
+        )
+    try:
+        obj = cls(**data)
+    except TypeError as e:
+        raise TypeError(f"{type_}: {e}") from None
+    try:
+        return msgspec.convert(msgspec.to_builtins(obj), cls)
+    except msgspec.ValidationError as e:
+        raise msgspec.ValidationError(f"{type_}: {e}") from None

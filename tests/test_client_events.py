@@ -1,0 +1,159 @@
+"""tabled-client's event Structs and JSON Schema against what the daemon really publishes.
+
+Every event in every capture's expected file (the daemon's own bytes) must validate against
+the shipped schema, declare no field the schema lacks, decode into its typed Struct and
+verify with the client's chain check. The schema shipped must be what the Structs generate.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import jsonschema
+import msgspec
+import pytest
+from tabled_client import GENESIS, Chain, ChainBroken, UnknownEventType, decode, events, schema
+
+from daemon.events import Draft, draft
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = sorted((ROOT / "tests" / "captures").rglob("*.expected.jsonl"))
+SHIPPED = ROOT / "client" / "tabled_client" / "events.schema.json"
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    s = json.loads(SHIPPED.read_text())
+    jsonschema.Draft202012Validator.check_schema(s)
+    return jsonschema.Draft202012Validator(s)
+
+
+@functools.cache
+def _type_validator(type_: str) -> jsonschema.Draft202012Validator:
+    """The branch of the union the event's tag selects (the schema's discriminator mapping)."""
+    s = _validator().schema
+    ref = s["discriminator"]["mapping"][type_]
+    return jsonschema.Draft202012Validator({"$defs": s["$defs"], "$ref": ref})
+
+
+def test_the_shipped_schema_is_what_the_structs_generate_and_docs_has_the_same():
+    assert SHIPPED.read_text() == schema.text(), (
+        "run `python -m tabled_client.schema --write docs/events.schema.json`"
+    )
+    assert (ROOT / "docs" / "events.schema.json").read_text() == schema.text()
+    assert schema.shipped() == schema.generate()  # as installed: package data
+
+
+def test_there_are_captures_of_every_game():
+    games = {p.parent.name for p in EXPECTED}
+    assert {"shoe-line", "cammegh-ss2", "cammegh-m360", "dice-ref", "dragon-tiger"} <= games
+
+
+@pytest.mark.parametrize("path", EXPECTED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_captured_event_validates_against_the_schema_and_its_struct(path: Path):
+    defs = _validator().schema["$defs"]
+    seen: set[str] = set()
+    lines = path.read_bytes().splitlines()
+    assert lines, path
+    chain = Chain(json.loads(lines[0])["table"])
+    for raw in lines:
+        ev = json.loads(raw)
+        v = _validator() if ev["type"] not in seen else _type_validator(ev["type"])
+        seen.add(ev["type"])  # the whole union for each type's first event, then its branch
+        if not v.is_valid(ev):
+            error = jsonschema.exceptions.best_match(v.iter_errors(ev))
+            pytest.fail(f"{path.name} seq {ev['seq']}: {error}")
+        # the schema is lenient about new fields (a compatible change), so check the daemon
+        # publishes none the schema does not declare
+        typed = decode(raw)
+        name = type(typed.data).__name__
+        undeclared = set(ev["data"]) - set(defs[name]["properties"])
+        assert not undeclared, f"{ev['type']} seq {ev['seq']}: {undeclared} not in the schema"
+        assert typed.type == ev["type"] and typed.seq == ev["seq"]
+        assert msgspec.to_builtins(typed.data) == ev["data"]  # nothing lost in the Struct
+        chain.check(raw)
+    assert chain.head.seq == len(lines)
+
+
+def test_the_schema_rejects_what_is_not_an_event():
+    v = _validator()
+    good = json.loads(EXPECTED[0].read_bytes().splitlines()[0])
+    assert v.is_valid(good)
+    for bad in (
+        {**good, "type": "card.teleported"},
+        {**good, "seq": 0},
+        {**good, "hash": "xyz"},
+        {k: x for k, x in good.items() if k != "prev"},
+    ):
+        assert not v.is_valid(bad), bad
+    dealt = next(
+        json.loads(r) for p in EXPECTED for r in p.read_bytes().splitlines() if b"card.dealt" in r
+    )
+    assert v.is_valid(dealt)
+    assert not v.is_valid({**dealt, "data": {**dealt["data"], "hand": "two"}})
+    assert not v.is_valid({**dealt, "data": {k: x for k, x in dealt["data"].items() if k != "card"}})
+
+
+def test_every_event_type_has_a_struct_and_a_section_in_events_md():
+    md = (ROOT / "docs" / "events.md").read_text()
+    for t in events.DATA:
+        assert f"### `{t}`" in md, f"{t} has a Struct but no section in docs/events.md"
+    assert set(events.EVENTS) == set(events.DATA)
+    assert events.EVENTS["card.dealt"] is events.CardDealt  # type: ignore[attr-defined]
+
+
+def test_the_daemon_builds_only_what_the_structs_allow():
+    ok = draft("alarm.cleared", {"id": "A1", "by": "pit-boss", "reason": "hand voided"})
+    assert ok == Draft("alarm.cleared", {"id": "A1", "by": "pit-boss", "reason": "hand voided"})
+    with pytest.raises(TypeError, match=r"alarm\.cleared: Unexpected keyword argument 'colour'"):
+        draft("alarm.cleared", {"id": "A1", "by": "x", "reason": "y", "colour": "red"})
+    with pytest.raises(TypeError, match="Missing required argument 'reason'"):
+        draft("alarm.cleared", {"id": "A1", "by": "x"})
+    with pytest.raises(msgspec.ValidationError, match=r"alarm.cleared: Expected `str`, got `int`"):
+        draft("alarm.cleared", {"id": 1, "by": "x", "reason": "y"})
+    with pytest.raises(UnknownEventType, match=r"card\.teleported"):
+        draft("card.teleported", {})
+
+
+def test_decode_names_an_event_type_this_client_does_not_know():
+    raw = EXPECTED[0].read_bytes().splitlines()[0]
+    ev = json.loads(raw)
+    with pytest.raises(UnknownEventType, match=r"'hand\.teleported'"):
+        decode(json.dumps({**ev, "type": "hand.teleported"}).encode())
+
+
+def _events(n: int) -> list[bytes]:
+    return EXPECTED[0].read_bytes().splitlines()[:n]
+
+
+def test_the_chain_check_raises_on_a_gap_a_reorder_an_edit_and_another_table():
+    evs = _events(4)
+    table = json.loads(evs[0])["table"]
+    c = Chain(table)
+    c.check(evs[0])
+    with pytest.raises(ChainBroken, match="seq 3 after 1"):
+        c.check(evs[2])
+    c = Chain(table)
+    c.check(evs[0])
+    edited = evs[1].replace(b'"data":{', b'"data":{"added":1,')
+    assert edited != evs[1]
+    with pytest.raises(ChainBroken, match="hash does not match"):
+        c.check(edited)
+    with pytest.raises(ChainBroken, match=f"event of table '{table}'"):
+        Chain("other").check(evs[0])
+    forged = json.loads(evs[1])
+    forged["prev"] = GENESIS
+    with pytest.raises(ChainBroken, match="is not the hash of seq 1"):
+        Chain(table, seq=1, hash=json.loads(evs[0])["hash"]).check(json.dumps(forged).encode())
+
+
+def test_the_chain_resumes_from_a_known_head_and_restarts_on_a_new_journal():
+    evs = _events(3)
+    head = json.loads(evs[1])
+    c = Chain(head["table"], journal_id="j1", seq=2, hash=head["hash"])
+    c.check(evs[2], journal_id="j1")
+    assert c.head.seq == 3
+    c.check(evs[0], journal_id="j2")  # a replaced journal starts again at seq 1
+    assert (c.head.journal_id, c.head.seq) == ("j2", 1)
