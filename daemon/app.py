@@ -149,7 +149,12 @@ class Daemon:
         self.pipeline.listeners.append(self._device_actions)
         self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
-            {"version": self.version, "recovered_seq": self.journal.last_seq, "pid": os.getpid()}
+            {
+                "version": self.version,
+                "recovered_seq": self.journal.last_seq,
+                "pid": os.getpid(),
+                "boot": self.clock.boot(),
+            }
         )
 
         self._start_devices(cfg.devices)

@@ -30,12 +30,26 @@ log = structlog.get_logger("pipeline")
 Listener = Callable[[Sequence[Event]], None]
 
 
+def boot_id() -> str | None:
+    """This boot's id (Linux): which monotonic clock a saved ``mono`` was read on."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
 @dataclass(slots=True)
 class Clock:
-    """Injected time: wall clock for event times, monotonic for readings and deadlines."""
+    """Injected time: wall clock for event times, monotonic for readings and deadlines.
+
+    ``boot`` names the monotonic clock: it restarts at every boot, so a monotonic time
+    saved in the state means something only on the boot that took it.
+    """
 
     wall: Callable[[], float] = time.time
     mono: Callable[[], float] = time.monotonic
+    boot: Callable[[], str | None] = boot_id
 
 
 class _Mark:

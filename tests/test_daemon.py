@@ -161,6 +161,9 @@ def test_sigkill_restart_loses_and_duplicates_nothing(tmp_path, daemon_factory):
     assert held == [body for _, body in rows[: len(held)]]  # byte for byte what was committed
     starts = [json.loads(b)["data"] for _, b in rows if json.loads(b)["type"] == "daemon.started"]
     assert len(starts) == 4
+    # each start names the boot: the monotonic times in the saved state belong to it
+    boot = Path("/proc/sys/kernel/random/boot_id")
+    assert {s["boot"] for s in starts} == {boot.read_text().strip() if boot.exists() else None}
     # every card committed once: no shoe position is journaled twice
     positions = [
         (e["data"]["shoe"], e["data"]["shoe_position"])

@@ -680,10 +680,12 @@ def test_system_failure_voids_the_spin_in_play_only_when_the_house_says_so():
         assert [v["reason"] for v in voids] == (["system-failure"] if on else [])
 
 
-def crash_restart(h: Harness) -> list[Ev]:
-    """The daemon died without ``daemon.stopped`` and starts again on the journaled state."""
+def crash_restart(h: Harness, boot: str | None = "boot-1") -> list[Ev]:
+    """The daemon died without ``daemon.stopped`` and starts again on the journaled state
+    (on the same boot unless told: the monotonic clock goes on)."""
     out = []
-    d = h.table.started(h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": len(h.events)})
+    info = {"version": "0.1.0", "pid": 1, "recovered_seq": len(h.events), "boot": boot}
+    d = h.table.started(h.state, info)
     for x in d.drafts:
         h.state = h.table.apply(h.state, x.type, x.data)
         out.append((x.type, x.data))
@@ -712,6 +714,67 @@ def test_after_a_restart_frames_resume_without_judging_across_the_gap(h: Harness
     evs = h.x(5, 1, dt=0.5)
     assert types(evs)[0] == "wheel.resync"
     assert [r["number"] for r in of(evs, "spin.result")] == [10]
+
+
+def reboot(h: Harness, mono: float, boot: str | None = "boot-2") -> list[Ev]:
+    """Power lost and back: a new process on the journaled state, the monotonic clock anew."""
+    out = crash_restart(h, boot)
+    h.t = mono
+    return out
+
+
+def ball_missing_for_2_s(h: Harness) -> None:
+    crash_restart(h)  # the daemon's start on boot-1
+    h.start()
+    h.x(2, 4)
+    h.x(3, 4)
+    h.x(4, 2)
+    h.x(4, 5, flags=1)
+
+
+def test_a_ball_missing_flag_held_across_a_reboot_still_voids():
+    """Issue 18 #11: the saved window start is on the last boot's clock (about 110 s up);
+    the new boot's clock starts near 0, and the window must still run out."""
+    h = Harness()
+    ball_missing_for_2_s(h)
+    reboot(h, 5.0)
+    evs = h.x(4, 40, flags=1)  # 20 s of flag 1 seen after the reboot
+    (void,) = of(evs, "spin.void")
+    assert void["reason"] == "ball-missing"
+    # the window started again at the first frame of the new boot: 5 s of it, not before
+    assert void["mono"] - of(evs, "wheel.resync")[0]["mono"] == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("mono", [5.0, 100_000.0], ids=["shorter-clock", "longer-clock"])
+@pytest.mark.parametrize("boot", ["boot-2", None], ids=["new-boot", "boot-unknown"])
+def test_after_a_reboot_a_window_counts_only_this_boots_frames(mono: float, boot: str | None):
+    """Issue 18 #11: a longer-running new boot must not void at once on time nobody
+    measured; a boot that cannot be told (no boot id) counts as a new one."""
+    h = Harness()
+    crash_restart(h)
+    h.start()
+    h.x(2, 4)
+    h.x(3, 1)
+    h.x(3, 2, flags=8)  # flag 8 for 0.5 s before the power loss
+    reboot(h, mono, boot)
+    evs = h.x(3, 6, flags=8)  # 0 .. 2.5 s into the new boot: nothing yet
+    assert alarms(evs, "launch-failure") == [] and of(evs, "spin.void") == []
+    evs = h.x(3, 1, flags=8)  # 3.0 s
+    assert alarms(evs, "launch-failure")
+    evs = h.x(3, 5, flags=8)  # 5.5 s
+    assert of(evs, "spin.void") == []
+    evs = h.x(3, 1, flags=8)  # 6.0 s
+    assert of(evs, "spin.void")[0]["reason"] == "launch-failure"
+
+
+def test_a_restart_on_the_same_boot_keeps_the_window():
+    """The clock goes on across a daemon restart: a flag seen set on both sides has not been
+    seen to clear (the same rule as for lost frames)."""
+    h = Harness()
+    ball_missing_for_2_s(h)
+    crash_restart(h)
+    evs = h.x(4, 1, flags=1, dt=3.5)
+    assert of(evs, "wheel.resync") and of(evs, "spin.void")[0]["reason"] == "ball-missing"
 
 
 def test_supervisor_void_command(h: Harness):

@@ -36,6 +36,8 @@ class DaemonStartedData(Data):
     version: str
     recovered_seq: int
     pid: int
+    #: the machine's boot id: which monotonic clock the saved state's ``mono`` times are on
+    boot: str | UnsetType | None = UNSET
 
 
 class DaemonStoppedData(Data):
@@ -432,6 +434,7 @@ class WheelResyncData(Data):
     device: str
     gap: float | None
     frame: str
+    mono: float | UnsetType = UNSET
 
 
 class DeviceFaultData(Data):

@@ -18,6 +18,12 @@ state is the last frame seen per device (:class:`_Seen`), used to tell consecuti
 frames from frames with a gap between them; it is exactly what a fresh process
 lacks, and a fresh process treats its first frame as following a gap, so nothing
 is ever judged across a restart, a reconnection or a hole in a capture.
+
+The persistence windows' starts (``state_since``, ``flag_since``) are monotonic times
+in the saved state, and the monotonic clock restarts at every boot: a start taken on
+another boot (``daemon.started``'s ``boot`` differs, or is unknown) is restarted at
+the first frame after the restart (its ``wheel.resync``). A window then counts only
+what this boot's clock saw: it may run up to one window longer, never shorter.
 """
 
 from __future__ import annotations
@@ -133,6 +139,8 @@ class RouletteState(msgspec.Struct, frozen=True):
     rotor_rpm: float | None = None
     launch_alarm: str | None = None
     link_gap: bool = True  # a restart or a link loss since the last frame was judged
+    boot: str | None = None  # the boot whose monotonic clock the saved times are on
+    clock_lost: bool = False  # restarted on another boot: restart the windows at resync
 
 
 @dataclass(slots=True)
@@ -289,7 +297,7 @@ class RouletteGame:
         frame = _text(r.frame)
         at = _At(dev, r, mono, gap, [_text(prev.frame), frame] if prev else [frame])
         if gap:
-            d.add("wheel.resync", device=dev, gap=since, frame=frame)
+            d.add("wheel.resync", device=dev, gap=since, frame=frame, mono=mono)
 
         old_state, old_spin = g.wheel_state, g.wheel_spin
         changed = r.state != old_state
@@ -983,7 +991,11 @@ class RouletteGame:
 
     def apply(self, g: RouletteState, type_: str, data: dict[str, Any]) -> RouletteState:
         rep = msgspec.structs.replace
-        if type_ in ("daemon.started", "device.stale", "device.disconnected"):
+        if type_ == "daemon.started":
+            boot = data.get("boot")
+            lost = g.clock_lost or boot is None or boot != g.boot
+            return rep(g, link_gap=True, boot=boot, clock_lost=lost)
+        if type_ in ("device.stale", "device.disconnected"):
             return g if g.link_gap else rep(g, link_gap=True)
         if type_ == "alarm.raised":
             if data.get("kind") == "launch-failure":
@@ -996,7 +1008,8 @@ class RouletteGame:
             return g
         g = self._track(g, data)
         if type_ == "wheel.resync":
-            return rep(g, link_gap=False, partial=g.partial or g.phase in IN_PLAY)
+            g = rep(g, link_gap=False, partial=g.partial or g.phase in IN_PLAY)
+            return self._new_clock(g, data.get("mono")) if g.clock_lost else g
         if type_ == "wheel.flags":
             return self._apply_flags(g, data)
         if type_ == "wheel.number":
@@ -1057,6 +1070,18 @@ class RouletteGame:
         if spin is not None and spin != g.wheel_spin and "wheel_state" in data:
             g = rep(g, wheel_spin=spin)
         return g
+
+    @staticmethod
+    def _new_clock(g: RouletteState, mono: float | None) -> RouletteState:
+        """[ours] The windows' saved starts are on a lost clock: they start again now."""
+        if mono is None:  # a journal from before resyncs carried their time
+            return g
+        return msgspec.structs.replace(
+            g,
+            clock_lost=False,
+            state_since=None if g.state_since is None else mono,
+            flag_since=dict.fromkeys(g.flag_since, mono),
+        )
 
     @staticmethod
     def _apply_flags(g: RouletteState, data: dict[str, Any]) -> RouletteState:
