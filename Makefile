@@ -16,14 +16,14 @@ run: $(STAMP)
 	$(BIN)/tabled --config $(CONFIG)
 
 test: $(STAMP)
-	$(BIN)/ruff check daemon drivers client tests bench
+	$(BIN)/ruff check daemon drivers client bridge tests bench
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 lint: $(STAMP)
-	$(BIN)/ruff check daemon drivers client tests bench
+	$(BIN)/ruff check daemon drivers client bridge tests bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,250 @@
+"""Many fake tables in one process, speaking the tabled bus and replay protocol.
+
+Each table has its own PUB and replay (ROUTER) socket on a free loopback port, a
+journal in memory sealed with the daemon's own code (``daemon.events.seal``, data
+built through ``draft``, so every event is a valid ``card.dealt`` with a real hash
+chain), a heartbeat every second, and deals a card every ``interval`` seconds with
+jitter (a live table's rate). Controlled over a REP socket with JSON commands:
+
+- ``{"cmd": "endpoints"}``: ``{table: [publish, replay]}``
+- ``{"cmd": "cut", "table": T}`` / ``{"cmd": "resume", "table": T}``: stop and restart the
+  table's PUB (no events, no heartbeats: the network is cut); it keeps dealing meanwhile
+- ``{"cmd": "burst", "n": N}``: every table deals N cards at once
+- ``{"cmd": "backlog", "table": T, "n": N}``: T deals N cards while cut (an hour offline)
+- ``{"cmd": "tamper", "table": T, "seq": N}``: edit event N in T's journal (a replay then
+  sends bytes whose hash does not match: what a chain check must catch)
+- ``{"cmd": "heads"}``: ``{table: [journal_id, last_seq, last_hash]}``
+- ``{"cmd": "stop"}``
+
+    python -m bench.floor.loadgen --tables 480 --control ipc:///tmp/lg.ctl
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import time
+import uuid
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from daemon.events import GENESIS, draft, seal, utc_text
+
+RANKS, SUITS = "A23456789TJQK", "SHDC"
+
+
+class FakeTable:
+    def __init__(self, ctx: zmq.asyncio.Context, table: str, rng: random.Random) -> None:
+        self.table = table
+        self.rng = rng
+        self.journal: list[bytes] = []
+        self.last_hash = GENESIS
+        self.journal_id = uuid.uuid4().hex
+        self.cut = False
+        self.pub = ctx.socket(zmq.PUB)
+        self.pub.setsockopt(zmq.LINGER, 0)
+        self.pub.setsockopt(zmq.SNDHWM, 100_000)
+        self.pub.bind("tcp://127.0.0.1:*")
+        self.rep = ctx.socket(zmq.ROUTER)
+        self.rep.setsockopt(zmq.LINGER, 0)
+        self.rep.bind("tcp://127.0.0.1:*")
+        self.endpoints = (
+            self.pub.getsockopt_string(zmq.LAST_ENDPOINT),
+            self.rep.getsockopt_string(zmq.LAST_ENDPOINT),
+        )
+        self.hand, self.position = 1, 0
+
+    def deal(self) -> bytes:
+        self.position += 1
+        if self.position > 5:
+            self.hand, self.position = self.hand + 1, 1
+        card = self.rng.choice(RANKS) + self.rng.choice(SUITS)
+        d = draft(
+            "card.dealt",
+            {
+                "shoe": 1,
+                "hand": self.hand,
+                "box": "player" if self.position % 2 else "banker",
+                "position": self.position,
+                "card": card,
+                "shoe_position": len(self.journal) + 1,
+                "device": "shoe",
+                "face_up": False,
+            },
+        )
+        now = time.time()
+        ev, raw = seal(
+            table=self.table,
+            seq=len(self.journal) + 1,
+            draft=d,
+            time=utc_text(now),
+            mono=time.monotonic(),
+            prev=self.last_hash,
+        )
+        self.journal.append(raw)
+        self.last_hash = ev.hash
+        if not self.cut:
+            self.pub.send_multipart([ev.topic, raw], copy=False)
+        return raw
+
+    def heartbeat(self) -> None:
+        if self.cut:
+            return
+        hb = {
+            "v": 1,
+            "table": self.table,
+            "type": "heartbeat",
+            "time": utc_text(time.time()),
+            "mono": time.monotonic(),
+            "data": {
+                "last_seq": len(self.journal),
+                "last_hash": self.last_hash,
+                "journal_id": self.journal_id,
+                "journal_ok": True,
+                "alarms": 0,
+                "devices": {},
+            },
+        }
+        self.pub.send_multipart([f"{self.table}.heartbeat".encode(), json.dumps(hb).encode()])
+
+    async def serve_replay(self) -> None:
+        while True:
+            ident, req = await self.rep.recv_multipart()
+            try:
+                q = json.loads(req)
+                start, stop = int(q["from"]), int(q.get("to", len(self.journal)))
+            except (ValueError, KeyError, TypeError):
+                await self.rep.send_multipart([ident, b'{"error":"bad request"}'])
+                continue
+            stop = min(stop, len(self.journal))
+            for raw in self.journal[start - 1 : stop]:
+                await self.rep.send_multipart([ident, raw])
+            end = {
+                "end": True,
+                "from": start,
+                "to": max(stop, start - 1),
+                "last_seq": len(self.journal),
+                "journal_id": self.journal_id,
+            }
+            await self.rep.send_multipart([ident, json.dumps(end).encode()])
+
+    def close(self) -> None:
+        self.pub.close()
+        self.rep.close()
+
+
+class LoadGen:
+    def __init__(self, n: int, *, prefix: str = "lg", interval: float = 0.5, seed: int = 1) -> None:
+        self.ctx = zmq.asyncio.Context()
+        self.ctx.set(zmq.MAX_SOCKETS, 8 * n + 64)
+        rng = random.Random(seed)
+        self.tables = {
+            f"{prefix}-{i:03d}": FakeTable(self.ctx, f"{prefix}-{i:03d}", random.Random(rng.random()))
+            for i in range(1, n + 1)
+        }
+        self.interval = interval
+        self.rng = rng
+        self.dealt = 0
+
+    async def dealer(self, t: FakeTable) -> None:
+        await asyncio.sleep(self.rng.random() * self.interval)
+        while True:
+            t.deal()
+            self.dealt += 1
+            await asyncio.sleep(self.interval * (0.5 + self.rng.random()))
+
+    async def heartbeats(self) -> None:
+        while True:
+            for t in self.tables.values():
+                t.heartbeat()
+            await asyncio.sleep(1.0)
+
+    def command(self, q: dict[str, Any]) -> Any:
+        cmd = q.get("cmd")
+        if cmd == "endpoints":
+            return {k: list(t.endpoints) for k, t in self.tables.items()}
+        if cmd == "heads":
+            return {k: [t.journal_id, len(t.journal), t.last_hash] for k, t in self.tables.items()}
+        if cmd in ("cut", "resume"):
+            self.tables[q["table"]].cut = cmd == "cut"
+            return {"ok": True}
+        if cmd == "burst":
+            for t in self.tables.values():
+                for _ in range(int(q["n"])):
+                    t.deal()
+            return {"ok": True}
+        if cmd == "tamper":
+            t = self.tables[q["table"]]
+            i = int(q["seq"]) - 1
+            t.journal[i] = t.journal[i].replace(b'"device":"shoe"', b'"device":"shoe2"')
+            return {"ok": True}
+        if cmd == "backlog":
+            t = self.tables[q["table"]]
+            was, t.cut = t.cut, True
+            for _ in range(int(q["n"])):
+                t.deal()
+            t.cut = was
+            return {"ok": True, "last_seq": len(t.journal)}
+        return {"error": f"unknown command {cmd!r}"}
+
+    async def run(self, control: str, *, deal: bool = True) -> None:
+        rep = self.ctx.socket(zmq.REP)
+        rep.bind(control)
+        tasks = [asyncio.create_task(t.serve_replay()) for t in self.tables.values()]
+        tasks.append(asyncio.create_task(self.heartbeats()))
+        if deal:
+            tasks += [asyncio.create_task(self.dealer(t)) for t in self.tables.values()]
+        try:
+            while True:
+                q = json.loads(await rep.recv())
+                if q.get("cmd") == "stop":
+                    await rep.send(b'{"ok":true}')
+                    return
+                await rep.send(json.dumps(self.command(q)).encode())
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for t in self.tables.values():
+                t.close()
+            rep.close()
+            self.ctx.destroy(linger=0)
+
+
+class Control:
+    """The other end of a running load generator's control socket."""
+
+    def __init__(self, endpoint: str, timeout: float = 30.0) -> None:
+        self.sock = zmq.Context.instance().socket(zmq.REQ)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
+        self.sock.connect(endpoint)
+
+    def __call__(self, cmd: str, **args: Any) -> Any:
+        self.sock.send(json.dumps({"cmd": cmd, **args}).encode())
+        return json.loads(self.sock.recv())
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tables", type=int, required=True)
+    p.add_argument("--control", required=True, help="REP endpoint for commands")
+    p.add_argument("--prefix", default="lg")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between cards per table")
+    p.add_argument("--no-deal", action="store_true", help="only deal on command (bursts, backlogs)")
+    a = p.parse_args(argv)
+    asyncio.run(
+        LoadGen(a.tables, prefix=a.prefix, interval=a.interval).run(a.control, deal=not a.no_deal)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""tabled-bridge: a floor of tables into NATS JetStream (``docs/floor.md``)."""

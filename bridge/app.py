@@ -1,0 +1,89 @@
+"""``tabled-bridge``: run the bridge, or show its status (``docs/floor.md``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from bridge import config as bridge_config
+from bridge.core import FloorBridge
+from daemon import logs
+from daemon.config import ConfigError
+
+log = structlog.get_logger("tabled.bridge")
+
+
+async def _run(cfg: bridge_config.BridgeConfig, base: Path) -> None:
+    b = FloorBridge(cfg, base)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("bridge starting", tables=len(cfg.tables), servers=cfg.nats.servers)
+    await b.run(stop)
+    log.info("bridge stopped")
+
+
+def _show(status: dict[str, Any]) -> str:
+    up = time.time() - status["started"]
+    lines = [
+        f"bridge pid {status['pid']}, up {up:.0f} s, NATS {status['nats']['state']}, "
+        f"stream {status['stream']}",
+        f"{'table':<16} {'state':<13} {'stored':>8} {'table':>8} {'lag':>6} {'lag s':>7} "
+        f"{'dups':>5} {'errors':>6}  last error",
+    ]
+    for tid, t in sorted(status["tables"].items()):
+        lines.append(
+            f"{tid:<16} {t['state']:<13} {t['stored_seq']:>8} {t['table_seq'] or '-':>8} "
+            f"{t['lag_events'] if t['lag_events'] is not None else '-':>6} "
+            f"{t['lag_seconds']:>7.1f} {t['duplicates']:>5} {t['publish_errors']:>6}  "
+            f"{t['last_error'][:60]}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="tabled-bridge", description="Carry a floor of tabled tables into NATS JetStream."
+    )
+    p.add_argument("--config", required=True, help="the bridge's TOML file (docs/floor.md)")
+    sub = p.add_subparsers(dest="cmd")
+    sub.add_parser("run", help="follow every table and publish (the default)")
+    st = sub.add_parser("status", help="each table's state, seq and lag, from the running bridge")
+    st.add_argument("--json", action="store_true", help="the status as JSON")
+    args = p.parse_args(argv)
+    try:
+        cfg = bridge_config.load(args.config)
+    except ConfigError as e:
+        print(f"tabled-bridge: {e}", file=sys.stderr)
+        return 2
+    base = Path(args.config).resolve().parent
+    if args.cmd == "status":
+        url = f"http://{cfg.bridge.listen}/status"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                status = json.loads(r.read())
+        except (OSError, ValueError) as e:
+            print(f"tabled-bridge: no status from {url} ({e}): is the bridge running?", file=sys.stderr)
+            return 1
+        print(json.dumps(status, indent=1, sort_keys=True) if args.json else _show(status))
+        return 0
+    logs.setup("info", "auto", component="bridge")
+    try:
+        asyncio.run(_run(cfg, base))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""The bridge's config file: the NATS servers and stream, and every table it follows.
+
+Errors name the file, the key and what is wrong, as the daemon's do (``daemon.config``).
+Key files are relative to the config file's folder.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+from daemon.config import ConfigError, check
+
+_TableId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")]
+_Stream = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+_Positive = Annotated[float, msgspec.Meta(gt=0)]
+
+
+class Nats(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    servers: list[str] = msgspec.field(default_factory=lambda: ["nats://127.0.0.1:4222"])
+    stream: _Stream = "TABLES"
+    #: subjects are ``<prefix>.<table>.<type>``
+    prefix: _Stream = "tables"
+    #: copies of the stream in a NATS cluster (3 for high availability)
+    replicas: Annotated[int, msgspec.Meta(ge=1, le=5)] = 1
+    #: seconds JetStream remembers a message id: a re-send within it is dropped
+    duplicate_window: _Positive = 120.0
+    #: seconds events are kept (0: for ever)
+    max_age: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    #: seconds to wait for JetStream's ack of one publish before trying again
+    publish_timeout: _Positive = 5.0
+
+
+class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: HTTP ``host:port`` for ``/metrics`` (Prometheus) and ``/status`` (what ``status`` shows)
+    listen: Annotated[str, msgspec.Meta(pattern=r"^([A-Za-z0-9_.-]*|\[[0-9a-fA-F:]+\]):\d{1,5}$")] = (
+        "127.0.0.1:9464"
+    )
+    #: a table with no heartbeat for this long is reported down
+    stale_after: _Positive = 5.0
+    replay_timeout: _Positive = 10.0
+    #: the bridge's CURVE secret certificate (``tablectl keys``), for tables with ``server_key``
+    client_key: str | None = None
+
+
+class Table(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    id: _TableId
+    publish: str
+    replay: str
+    #: the table's public CURVE certificate: the table runs ``[security] server_key``
+    server_key: str | None = None
+    #: this table's own client secret certificate, instead of ``[bridge] client_key``
+    client_key: str | None = None
+
+
+class BridgeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    tables: list[Table]
+    nats: Nats = Nats()
+    bridge: Bridge = Bridge()
+
+
+def parse(raw: dict[str, Any], path: Path) -> BridgeConfig:
+    errors: list[str] = []
+    check(raw, BridgeConfig, "", errors)
+    if errors:
+        raise ConfigError(path, errors)
+    cfg = msgspec.convert(raw, BridgeConfig)
+    seen: set[str] = set()
+    for i, t in enumerate(cfg.tables):
+        where = f"tables[{i}]"
+        if t.id in seen:
+            errors.append(f"{where}.id: table {t.id!r} is listed twice")
+        seen.add(t.id)
+        if t.server_key and not (t.client_key or cfg.bridge.client_key):
+            errors.append(
+                f"{where}.server_key: a CURVE table needs a client key "
+                "(tables[].client_key or [bridge] client_key)"
+            )
+        for key in ("server_key", "client_key"):
+            f = getattr(t, key)
+            if f and not (path.parent / f).is_file():
+                errors.append(f"{where}.{key}: no such file {f!r}")
+    if not cfg.tables:
+        errors.append("tables: no [[tables]] listed: nothing to follow")
+    if not cfg.nats.servers:
+        errors.append("nats.servers: at least one server")
+    if errors:
+        raise ConfigError(path, errors)
+    return cfg
+
+
+def load(path: str | Path) -> BridgeConfig:
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text("utf-8"))
+    except OSError as e:
+        raise ConfigError(p, [f"cannot read: {e.strerror}"]) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(p, [f"not valid TOML: {e}"]) from None
+    return parse(raw, p)

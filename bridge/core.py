@@ -1,0 +1,334 @@
+"""The bridge: every listed table's events into one JetStream stream, exactly once, in order.
+
+Each table is followed with the subscriber recipe (``tabled_client.table.TableFollower``:
+live PUB, replay from the last seq held, heartbeats for gaps, chain check) and each
+event is published to ``<prefix>.<table>.<type>`` with the message id
+``<table>:<journal id>:<seq>``. A table's next event is published only after
+JetStream acked the one before it, so the stream holds each table's events in seq
+order; a re-send after a crash or a lost ack has the same id and JetStream's duplicate
+window drops it. At start the bridge asks JetStream for each table's last stored
+event (the last message on ``<prefix>.<table>.>``) and resumes from there by replay.
+
+Tables are independent tasks: one that is off, silent (a wrong CURVE key) or behind
+holds no other back. A table whose chain breaks is stopped and reported (it is a
+tampering or a bug, not something to paper over); any other failure of a table's
+task is retried with backoff. A failure of the bridge itself (NATS unreachable at
+start for good, the status writer) ends the process non-zero.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nats
+import nats.errors
+import nats.js.errors
+import structlog
+import zmq.asyncio
+from nats.js.api import StorageType, StreamConfig
+from tabled_client.chain import GENESIS, ChainBroken
+from tabled_client.table import Received, TableFollower
+
+from bridge.config import BridgeConfig, Table
+from bridge.metrics import serve
+from daemon.sdnotify import Notifier
+
+log = structlog.get_logger("tabled.bridge")
+
+#: what a publish can meet while NATS or JetStream is away or restarting: retried
+RETRY = (
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.OutboundBufferLimitError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+    nats.js.errors.ServerError,
+    asyncio.TimeoutError,
+)
+
+
+@dataclass(slots=True)
+class Link:
+    """One table as the bridge follows it (what status and metrics show)."""
+
+    table: Table
+    follower: TableFollower | None = None
+    state: str = "starting"
+    published: int = 0
+    duplicates: int = 0
+    publish_errors: int = 0
+    restarts: int = 0
+    last_error: str = ""
+    stored_seq: int = 0
+    stored_journal: str | None = None
+    behind_since: float | None = None
+    #: (table time, bridge receive time) of the last event stored: latency as seen here
+    last_event_time: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def lag_events(self) -> int | None:
+        f = self.follower
+        if f is None or f.table_seq is None or f.journal_id != self.stored_journal:
+            return None if f is None or f.table_seq is None else f.table_seq
+        return max(0, f.table_seq - self.stored_seq)
+
+    def lag_seconds(self, now: float) -> float:
+        return 0.0 if self.behind_since is None else now - self.behind_since
+
+
+def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
+    if not t.server_key:
+        return None
+    from daemon.security import ClientCurve
+
+    key = t.client_key or cfg.bridge.client_key
+    assert key is not None  # config.parse checked
+    c = ClientCurve.load(base / key, base / t.server_key)
+    return c.public, c.secret, c.server
+
+
+class FloorBridge:
+    def __init__(self, cfg: BridgeConfig, base: Path) -> None:
+        self.cfg = cfg
+        self.base = base
+        self.links = {t.id: Link(t) for t in cfg.tables}
+        self.ctx = zmq.asyncio.Context()
+        self.nc: Any = None
+        self.js: Any = None
+        self.started = time.time()
+        self.nats_state = "connecting"
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    # -- NATS -------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        async def disconnected() -> None:
+            self.nats_state = "disconnected"
+            log.warning("nats disconnected")
+
+        async def reconnected() -> None:
+            self.nats_state = "connected"
+            log.info("nats reconnected", server=str(self.nc.connected_url.netloc))
+
+        async def error(e: Exception) -> None:
+            log.warning("nats error", error=str(e) or type(e).__name__)
+
+        self.nc = await nats.connect(
+            self.cfg.nats.servers,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            allow_reconnect=True,
+            connect_timeout=2,
+            disconnected_cb=disconnected,
+            reconnected_cb=reconnected,
+            error_cb=error,
+            name="tabled-bridge",
+        )
+        self.nats_state = "connected"
+        self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
+        await self._stream()
+
+    async def _stream(self) -> None:
+        n = self.cfg.nats
+        want = StreamConfig(
+            name=n.stream,
+            subjects=[f"{n.prefix}.>"],
+            storage=StorageType.FILE,
+            num_replicas=n.replicas,
+            duplicate_window=n.duplicate_window,
+            max_age=n.max_age,
+        )
+        try:
+            info = await self.js.stream_info(n.stream)
+        except nats.js.errors.NotFoundError:
+            await self.js.add_stream(want)
+            log.info("stream created", stream=n.stream, subjects=want.subjects)
+            return
+        have = info.config
+        if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
+            await self.js.update_stream(want)
+            log.info("stream updated", stream=n.stream)
+
+    async def head(self, table: str) -> tuple[str | None, int, str]:
+        """Where JetStream stands for ``table``: its last stored event's journal, seq, hash."""
+        n = self.cfg.nats
+        try:
+            m = await self.js.get_last_msg(n.stream, f"{n.prefix}.{table}.>")
+        except nats.js.errors.NotFoundError:
+            return None, 0, GENESIS
+        h = m.headers or {}
+        return h["Tabled-Journal"], int(h["Tabled-Seq"]), h["Tabled-Hash"]
+
+    async def store(self, link: Link, got: Received) -> None:
+        """Publish one event and wait for JetStream's ack; retried (same id) until it comes."""
+        n = self.cfg.nats
+        jid = got.journal_id or ""
+        headers = {
+            "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
+            "Tabled-Journal": jid,
+            "Tabled-Seq": str(got.seq),
+            "Tabled-Hash": got.hash,
+            "Tabled-Prev": got.prev,
+        }
+        subject = f"{n.prefix}.{got.table}.{got.type}"
+        delay = 0.1
+        while True:
+            try:
+                ack = await self.js.publish(
+                    subject, got.raw, headers=dict(headers), stream=n.stream
+                )
+                break
+            except RETRY as e:
+                link.publish_errors += 1
+                link.last_error = f"publish: {type(e).__name__} {e}".strip()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        if ack.duplicate:
+            link.duplicates += 1
+        else:
+            link.published += 1
+        link.stored_seq, link.stored_journal = got.seq, got.journal_id
+        link.last_event_time = got.time
+
+    # -- tables -------------------------------------------------------------------------
+
+    async def follow(self, link: Link) -> None:
+        """One table for as long as the bridge runs."""
+        t = link.table
+        delay = 0.5
+        while True:
+            try:
+                jid, seq, h = await self.head(t.id)
+                link.stored_journal, link.stored_seq = jid, seq
+                f = TableFollower(
+                    t.publish,
+                    t.replay,
+                    table=t.id,
+                    last_seq=seq,
+                    last_hash=h,
+                    journal_id=jid,
+                    curve=curve_of(self.cfg, t, self.base),
+                    ctx=self.ctx,
+                    replay_timeout=self.cfg.bridge.replay_timeout,
+                )
+                link.follower, link.state = f, "waiting"
+                log.info("following", table=t.id, journal_id=jid, from_seq=seq + 1)
+                try:
+                    async for got in f.received():
+                        link.state = "following"
+                        await self.store(link, got)
+                        delay = 0.5
+                finally:
+                    f.close()
+            except ChainBroken as e:
+                link.state, link.last_error = "chain-broken", str(e)
+                log.error("chain broken: this table is no longer bridged", table=t.id, error=str(e))
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a table's trouble is retried; it never stops the others
+                link.restarts += 1
+                link.state, link.last_error = "retrying", f"{type(e).__name__}: {e}"
+                log.warning("table follower failed; retrying", table=t.id, error=link.last_error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+
+    # -- health -------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        now = time.monotonic()
+        stale = self.cfg.bridge.stale_after
+        tables = {}
+        for tid, link in self.links.items():
+            f = link.follower
+            lag = link.lag_events()
+            if lag and link.behind_since is None:
+                link.behind_since = now
+            elif not lag:
+                link.behind_since = None
+            up = f is not None and f.up(stale)
+            state = link.state
+            if state in ("waiting", "following") and not up:
+                state = "down" if f is not None and f.heartbeat_at is not None else "no-heartbeat"
+            tables[tid] = {
+                "state": state,
+                "up": up,
+                "journal_id": link.stored_journal,
+                "stored_seq": link.stored_seq,
+                "table_seq": None if f is None else f.table_seq,
+                "lag_events": lag,
+                "lag_seconds": round(link.lag_seconds(now), 3),
+                "published": link.published,
+                "duplicates": link.duplicates,
+                "publish_errors": link.publish_errors,
+                "repairs": 0 if f is None else f.repairs,
+                "replay_errors": 0 if f is None else f.replay_errors,
+                "journal_changes": 0 if f is None else f.journal_changes,
+                "restarts": link.restarts,
+                "last_event_time": link.last_event_time,
+                "last_error": link.last_error,
+            }
+        return {
+            "time": time.time(),
+            "pid": os.getpid(),
+            "started": self.started,
+            "nats": {"state": self.nats_state, "servers": self.cfg.nats.servers},
+            "stream": self.cfg.nats.stream,
+            "tables": tables,
+        }
+
+    async def tick(self, notifier: Notifier) -> None:
+        """Every second: lag bookkeeping, systemd's status line, and the watchdog ping.
+
+        The ping comes from this loop, so a bridge whose event loop is stuck is killed by
+        systemd's watchdog rather than looking healthy.
+        """
+        while True:
+            st = self.status()
+            up = sum(1 for t in st["tables"].values() if t["up"])
+            behind = sum(1 for t in st["tables"].values() if t["lag_events"])
+            notifier.status(
+                f"{up}/{len(st['tables'])} tables up, {behind} behind; NATS {self.nats_state}"
+            )
+            if notifier.watchdog_interval() is not None:
+                notifier.watchdog()
+            await asyncio.sleep(1.0)
+
+    # -- run ----------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        notifier = Notifier.from_env()
+        await self.connect()
+        server = None
+        if self.cfg.bridge.listen:
+            server = await serve(self.cfg.bridge.listen, self.status)
+        for tid, link in self.links.items():
+            self._tasks[tid] = asyncio.create_task(self.follow(link), name=f"table {tid}")
+        status = asyncio.create_task(self.tick(notifier), name="status")
+        notifier.ready(f"following {len(self.links)} tables")
+        stopper = asyncio.create_task(stop.wait())
+        try:
+            done, _ = await asyncio.wait({status, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if status in done:
+                status.result()  # the status loop failed: say so, loudly
+        finally:
+            if server is not None:
+                server.close()
+            for task in [*self._tasks.values(), status, stopper]:
+                task.cancel()
+            for task in [*self._tasks.values(), status]:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            if self.nc is not None:
+                with contextlib.suppress(Exception):
+                    await self.nc.drain()
+            self.ctx.destroy(linger=0)
+            notifier.close()

@@ -1,0 +1,91 @@
+"""The bridge's HTTP endpoint: ``/metrics`` (Prometheus) and ``/status`` (JSON), read live.
+
+Both are built from the bridge's status at each request, so counting an event costs
+nothing more than the counter the status already keeps. A small asyncio server on the
+bridge's own loop: a scrape sees the state the tables' tasks left, never a torn one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+_COUNTERS = {
+    "published": "events stored in JetStream",
+    "duplicates": "re-sent events JetStream dropped as duplicates (by message id)",
+    "publish_errors": "publish attempts that failed and were retried",
+    "repairs": "replays asked of the table (catch-up and gap repair)",
+    "replay_errors": "replays that failed (no answer, busy, error)",
+    "journal_changes": "times the table's journal was replaced (new journal id)",
+    "restarts": "times the table's follower failed and was restarted",
+}
+
+
+class StatusCollector:
+    def __init__(self, status: Callable[[], dict[str, Any]]) -> None:
+        self.status = status
+
+    def collect(self) -> Iterator[Metric]:
+        s = self.status()
+
+        def gauge(name: str, doc: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(f"tabled_bridge_{name}", doc, labels=["table"])
+
+        lag = gauge("lag_events", "events the table has that JetStream has not acked")
+        lag_s = gauge("lag_seconds", "seconds the table has been behind (0 when caught up)")
+        up = gauge("table_up", "1 while the table's heartbeats arrive")
+        seq = gauge("stored_seq", "last seq of the table stored in JetStream")
+        broken = gauge("chain_broken", "1 when the table's hash chain broke (not bridged)")
+        counters = {
+            k: CounterMetricFamily(f"tabled_bridge_{k}", h, labels=["table"])
+            for k, h in _COUNTERS.items()
+        }
+        for tid, t in s["tables"].items():
+            lag.add_metric([tid], float(t["lag_events"] or 0))
+            lag_s.add_metric([tid], float(t["lag_seconds"]))
+            up.add_metric([tid], 1.0 if t["up"] else 0.0)
+            seq.add_metric([tid], float(t["stored_seq"]))
+            broken.add_metric([tid], 1.0 if t["state"] == "chain-broken" else 0.0)
+            for k, c in counters.items():
+                c.add_metric([tid], float(t[k]))
+        nats_up = GaugeMetricFamily("tabled_bridge_nats_connected", "1 while NATS is connected")
+        nats_up.add_metric([], 1.0 if s["nats"]["state"] == "connected" else 0.0)
+        yield from (lag, lag_s, up, seq, broken, *counters.values(), nats_up)
+
+
+async def serve(listen: str, status: Callable[[], dict[str, Any]]) -> asyncio.Server:
+    """``GET /metrics`` and ``GET /status`` on ``host:port``."""
+    host, _, port = listen.rpartition(":")
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(StatusCollector(status))  # type: ignore[arg-type]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            parts = head.split(b" ", 2)
+            path = parts[1].split(b"?")[0] if len(parts) > 1 else b""
+            if parts[0] != b"GET":
+                code, ctype, body = "405 Method Not Allowed", "text/plain", b"GET only\n"
+            elif path == b"/metrics":
+                code, ctype, body = "200 OK", "text/plain; version=0.0.4", generate_latest(reg)
+            elif path == b"/status":
+                code, ctype = "200 OK", "application/json"
+                body = json.dumps(status(), sort_keys=True).encode()
+            else:
+                code, ctype, body = "404 Not Found", "text/plain", b"/metrics or /status\n"
+            writer.write(
+                f"HTTP/1.1 {code}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
+                "Connection: close\r\n\r\n".encode() + body
+            )
+            await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(handle, host or "127.0.0.1", int(port))

@@ -1,0 +1,177 @@
+"""Follow a floor of tables from NATS JetStream: one durable consumer per backend.
+
+The bridge (``tabled-bridge``, ``docs/floor.md``) stores every table's events in one
+stream, subjects ``tables.<table>.<type>``, message id ``<table>:<journal id>:<seq>``,
+the event's canonical bytes as the payload. A backend reads them with its own durable
+consumer, so it resumes where it acked after a restart.
+
+Every table's hash chain is checked as its events arrive, so the consumer always reads
+a table's whole stream and filters by type on this side (a type filter on the server
+would leave seq gaps no chain check can cross). A redelivered message (a consumer
+restart before its ack) is one already held and is dropped by seq. Needs nats-py
+(``pip install tabled-client[nats]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+import nats
+import nats.errors
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from tabled_client.chain import GENESIS, Chain, ChainBroken
+from tabled_client.events import Event, decode
+
+STREAM = "TABLES"
+PREFIX = "tables"
+
+
+@dataclass(frozen=True, slots=True)
+class FloorEvent:
+    """One verified event from the floor, typed, with its bytes and where it is in JetStream."""
+
+    event: Event
+    journal_id: str
+    raw: bytes
+    stream_seq: int
+
+    @property
+    def table(self) -> str:
+        return self.event.table
+
+
+class FloorFollower:
+    """Verified events of a floor (or some of its tables) from a durable JetStream consumer.
+
+    ``anchor="genesis"`` checks each table's chain from its seq 1 (a new consumer reads the
+    stream from the start); ``anchor="first"`` trusts the first event seen of each table
+    and checks every link after it (a consumer resumed after a restart, without ``heads``).
+    ``heads`` (``{table: (journal_id, seq, hash)}``, from :attr:`heads`) resumes the check.
+    """
+
+    def __init__(
+        self,
+        servers: str | list[str],
+        *,
+        durable: str,
+        tables: Iterable[str] | None = None,
+        types: Iterable[str] | None = None,
+        stream: str = STREAM,
+        prefix: str = PREFIX,
+        anchor: Literal["genesis", "first"] = "genesis",
+        heads: dict[str, tuple[str, int, str]] | None = None,
+        batch: int = 256,
+        connect: dict[str, Any] | None = None,
+    ) -> None:
+        self.servers = [servers] if isinstance(servers, str) else list(servers)
+        self.durable = durable
+        self.tables = None if tables is None else set(tables)
+        self.types = None if types is None else set(types)
+        self.stream = stream
+        self.prefix = prefix
+        self.anchor = anchor
+        self.batch = batch
+        self.connect_options = connect or {}
+        self.chains: dict[str, Chain] = {
+            t: Chain(t, journal_id=j, seq=s, hash=h) for t, (j, s, h) in (heads or {}).items()
+        }
+        self.nc: Any = None
+        self._sub: Any = None
+
+    @property
+    def heads(self) -> dict[str, tuple[str, int, str]]:
+        return {
+            t: (c.head.journal_id or "", c.head.seq, c.head.hash) for t, c in self.chains.items()
+        }
+
+    def _filter(self) -> str:
+        if self.tables is not None and len(self.tables) == 1:
+            return f"{self.prefix}.{next(iter(self.tables))}.>"
+        return f"{self.prefix}.>"
+
+    async def connect(self) -> FloorFollower:
+        self.nc = await nats.connect(self.servers, **self.connect_options)
+        js = self.nc.jetstream()
+        cfg = ConsumerConfig(
+            durable_name=self.durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            filter_subject=self._filter(),
+            max_ack_pending=-1,
+        )
+        self._sub = await js.pull_subscribe(
+            self._filter(), durable=self.durable, stream=self.stream, config=cfg
+        )
+        return self
+
+    async def close(self) -> None:
+        if self.nc is not None:
+            await self.nc.drain()
+            self.nc = None
+
+    async def __aenter__(self) -> FloorFollower:
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _check(self, table: str, journal_id: str, raw: bytes) -> bool:
+        """True for the table's next event; False for one already held (a redelivery)."""
+        chain = self.chains.get(table)
+        if chain is None:
+            if self.anchor == "first":
+                ev = decode(raw)
+                chain = Chain(table, journal_id=journal_id, seq=ev.seq - 1, hash=ev.prev)
+            else:
+                chain = Chain(table, journal_id=journal_id)
+            self.chains[table] = chain
+        seq = msgspec.json.decode(raw)["seq"]
+        if journal_id == chain.head.journal_id and seq <= chain.head.seq:
+            return False
+        chain.check(raw, journal_id=journal_id)
+        return True
+
+    async def events(self, idle: float | None = None) -> AsyncIterator[FloorEvent]:
+        """Verified events in each table's seq order; stops after ``idle`` s without any.
+
+        A message is acked when the next one is asked for, that is after the loop body that
+        handled it ran: a backend that dies mid-event gets it again (and drops it by seq if
+        it was in fact handled: keep :attr:`heads` with your own state).
+        """
+        if self._sub is None:
+            await self.connect()
+        waited = 0.0
+        while True:
+            wait = 1.0 if idle is None else max(0.05, min(1.0, idle - waited))
+            try:
+                msgs = await self._sub.fetch(self.batch, timeout=wait)
+            except (TimeoutError, nats.errors.TimeoutError):
+                waited += wait
+                if idle is not None and waited >= idle:
+                    return
+                continue
+            waited = 0.0
+            for msg in msgs:
+                table = msg.subject.split(".", 2)[1]
+                hdr = msg.headers or {}
+                jid = hdr.get("Tabled-Journal", "")
+                if self.tables is not None and table not in self.tables:
+                    await msg.ack()
+                    continue
+                try:
+                    fresh = self._check(table, jid, msg.data)
+                except ChainBroken:
+                    await msg.nak()
+                    raise
+                if fresh:
+                    ev = decode(msg.data)
+                    if self.types is None or ev.type in self.types:
+                        yield FloorEvent(ev, jid, msg.data, msg.metadata.sequence.stream)
+                await msg.ack()
+
+
+__all__ = ["GENESIS", "FloorEvent", "FloorFollower"]

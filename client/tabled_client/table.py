@@ -1,0 +1,257 @@
+"""Follow one table directly: its PUB socket, its replay socket, gap repair, chain check.
+
+The subscriber recipe (``docs/events.md``, the zguide's Clone pattern), in asyncio:
+subscribe first; the first heartbeat proves the subscription is live, so replay
+from the last seq held up to its ``last_seq``; drop what is already held; replay
+again whenever a seq skips or a heartbeat's ``last_seq`` is ahead. A heartbeat
+with a new ``journal_id`` means the table's journal was replaced: its seqs start
+again at 1, so the follower starts over (and so does the chain). Every event is
+checked against the table's hash chain before it is handed on; a break raises
+:class:`~tabled_client.chain.ChainBroken`.
+
+A table that is off, or that does not admit this CURVE key, sends nothing: no
+heartbeat, so ``up`` stays false and nothing is yielded; nothing errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from tabled_client.chain import GENESIS, Chain
+from tabled_client.events import Event, decode
+
+#: events asked for in one replay request (the daemon sends at most ``[bus] replay_max``)
+REPLAY_CHUNK = 2000
+
+
+class ReplayFailed(Exception):
+    """The replay socket did not answer, or answered with an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One verified event as it came off the table: its exact bytes and its journal."""
+
+    table: str
+    journal_id: str | None
+    seq: int
+    type: str
+    hash: str
+    prev: str
+    time: str
+    raw: bytes
+
+
+Curve = tuple[bytes | str, bytes | str, bytes | str]
+
+
+def _apply_curve(sock: zmq.asyncio.Socket, curve: Curve | None) -> None:
+    if curve is None:
+        return
+    public, secret, server = (v.encode() if isinstance(v, str) else v for v in curve)
+    sock.setsockopt(zmq.CURVE_PUBLICKEY, public)
+    sock.setsockopt(zmq.CURVE_SECRETKEY, secret)
+    sock.setsockopt(zmq.CURVE_SERVERKEY, server)
+
+
+class TableFollower:
+    """Every event of one table, exactly once, in seq order, chain-verified.
+
+    ``curve`` is ``(client_public, client_secret, server_public)`` in z85 for a table
+    with CURVE. To resume, pass the last ``seq`` held with its ``hash`` and
+    ``journal_id`` (all three, from :attr:`head`): the chain then goes on from there.
+    """
+
+    def __init__(
+        self,
+        publish: str,
+        replay: str,
+        *,
+        table: str,
+        last_seq: int = 0,
+        last_hash: str = GENESIS,
+        journal_id: str | None = None,
+        curve: Curve | None = None,
+        ctx: zmq.asyncio.Context | None = None,
+        replay_timeout: float = 10.0,
+    ) -> None:
+        self.table = table
+        self.publish_endpoint = publish
+        self.replay_endpoint = replay
+        self.curve = curve
+        self.ctx = ctx or zmq.asyncio.Context.instance()
+        self.replay_timeout = replay_timeout
+        self.chain = Chain(table, journal_id=journal_id, seq=last_seq, hash=last_hash)
+        self.heartbeat: dict[str, Any] | None = None
+        #: monotonic time of the last heartbeat (None: never: the table is off, or our key is wrong)
+        self.heartbeat_at: float | None = None
+        self.repairs = 0
+        self.journal_changes = 0
+        self.replay_errors = 0
+        self._live = False
+        self._sub: zmq.asyncio.Socket | None = None
+
+    # -- where it stands ---------------------------------------------------------------
+
+    @property
+    def last_seq(self) -> int:
+        return self.chain.head.seq
+
+    @property
+    def journal_id(self) -> str | None:
+        return self.chain.head.journal_id
+
+    @property
+    def head(self) -> tuple[str | None, int, str]:
+        """``(journal_id, seq, hash)`` of the last event handed on: where a restart resumes."""
+        h = self.chain.head
+        return h.journal_id, h.seq, h.hash
+
+    @property
+    def table_seq(self) -> int | None:
+        """The table's own last seq, from its last heartbeat."""
+        return None if self.heartbeat is None else int(self.heartbeat["data"]["last_seq"])
+
+    def up(self, stale_after: float = 5.0) -> bool:
+        return self.heartbeat_at is not None and time.monotonic() - self.heartbeat_at < stale_after
+
+    # -- the recipe --------------------------------------------------------------------
+
+    def _open(self) -> zmq.asyncio.Socket:
+        sub = self.ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.setsockopt(zmq.RCVHWM, 100_000)
+        sub.setsockopt(zmq.SUBSCRIBE, f"{self.table}.".encode())
+        _apply_curve(sub, self.curve)
+        sub.connect(self.publish_endpoint)
+        return sub
+
+    def close(self) -> None:
+        if self._sub is not None:
+            self._sub.close()
+            self._sub = None
+
+    async def _replay(self, start: int, stop: int) -> tuple[list[bytes], dict[str, Any]]:
+        s = self.ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        _apply_curve(s, self.curve)
+        s.connect(self.replay_endpoint)
+        try:
+            await s.send(json.dumps({"from": start, "to": stop}).encode())
+            out: list[bytes] = []
+            while True:
+                if not await s.poll(int(self.replay_timeout * 1000)):
+                    raise ReplayFailed(
+                        f"{self.table}: no replay answer from {self.replay_endpoint} "
+                        f"in {self.replay_timeout} s"
+                    )
+                frame = await s.recv()
+                if frame.startswith(b'{"data"'):
+                    out.append(frame)
+                    continue
+                reply = json.loads(frame)
+                if reply.get("end") is True:
+                    return out, reply
+                raise ReplayFailed(f"{self.table}: replay: {reply.get('error', reply)}")
+        finally:
+            s.close()
+
+    async def _catch_up(self, upto: int) -> AsyncIterator[Received]:
+        """Replay ``last_seq+1 … upto`` in chunks; a busy server is retried with backoff."""
+        delay = 0.05
+        while self.last_seq < upto:
+            self.repairs += 1
+            stop = min(upto, self.last_seq + REPLAY_CHUNK)
+            try:
+                frames, end = await self._replay(self.last_seq + 1, stop)
+            except ReplayFailed as e:
+                self.replay_errors += 1
+                if "busy" not in str(e):
+                    raise
+                await asyncio.sleep(delay)  # the table's replay slots are all taken
+                delay = min(delay * 2, 2.0)
+                continue
+            delay = 0.05
+            if end.get("journal_id") and end["journal_id"] != self.journal_id:
+                return  # replaced meanwhile: the next heartbeat starts over
+            for raw in frames:
+                got = self._accept(raw)
+                if got is not None:
+                    yield got
+            if not frames:
+                return  # the table has less than its heartbeat said (cannot be): ask again later
+
+    def _accept(self, raw: bytes) -> Received | None:
+        """Check and hand on the next event; ``None`` for one already held."""
+        fields = json.loads(raw)
+        if fields["seq"] <= self.last_seq:
+            return None
+        f = self.chain.check(raw, journal_id=self.journal_id)
+        return Received(
+            self.table, self.journal_id, f["seq"], f["type"], f["hash"], f["prev"], f["time"], raw
+        )
+
+    def _on_heartbeat(self, hb: dict[str, Any]) -> int | None:
+        """What to replay up to, if anything."""
+        self.heartbeat, self.heartbeat_at = hb, time.monotonic()
+        jid = hb["data"].get("journal_id")
+        if jid and jid != self.journal_id:
+            if self.journal_id is not None:
+                # a new journal: its seqs start again at 1 and mean other events
+                self.journal_changes += 1
+                self.chain.head.seq, self.chain.head.hash = 0, GENESIS
+                self._live = False
+            self.chain.head.journal_id = jid
+        last = int(hb["data"]["last_seq"])
+        if not self._live or last > self.last_seq:
+            self._live = True
+            return last
+        return None
+
+    async def received(self, idle: float | None = None) -> AsyncIterator[Received]:
+        """Verified events as bytes (what the bridge forwards); stops after ``idle`` s of silence."""
+        if self._sub is None:
+            self._sub = self._open()
+        sub = self._sub
+        while True:
+            timeout = None if idle is None else int(idle * 1000)
+            if not await sub.poll(timeout):
+                return
+            topic, body = await sub.recv_multipart()
+            if topic.endswith(b".heartbeat"):
+                upto = self._on_heartbeat(json.loads(body))
+                if upto is not None:
+                    try:
+                        async for got in self._catch_up(upto):
+                            yield got
+                    except ReplayFailed:
+                        self._live = False  # retried at the next heartbeat
+                continue
+            if topic.endswith(b".journal.state") or not self._live:
+                continue  # not an event; or before the first heartbeat (its replay covers it)
+            seq = json.loads(body)["seq"]
+            if seq > self.last_seq + 1:
+                try:
+                    async for got in self._catch_up(seq - 1):
+                        yield got
+                except ReplayFailed:
+                    self._live = False
+                    continue
+                if self.last_seq != seq - 1:
+                    continue  # not repaired yet: the next heartbeat tries again
+            got = self._accept(body)
+            if got is not None:
+                yield got
+
+    async def events(self, idle: float | None = None) -> AsyncIterator[Event]:
+        """Verified events as typed Structs (``tabled_client.events``)."""
+        async for got in self.received(idle):
+            yield decode(got.raw)
