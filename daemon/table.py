@@ -136,9 +136,9 @@ class Game(Protocol):
 
 
 GAMES: dict[str, str] = {
-    "baccarat": "daemon.games.baccarat_table:BaccaratTable",
-    "dragon-tiger": "daemon.games.dragon_tiger_table:DragonTigerTable",
-    "sicbo": "daemon.procedures.dice:SicBoGame",
+    "baccarat": "daemon.games.baccarat.table:BaccaratTable",
+    "dragon-tiger": "daemon.games.dragon_tiger.table:DragonTigerTable",
+    "sicbo": "daemon.games.sicbo.table:SicBoGame",
     "roulette": "daemon.procedures.spin:RouletteGame",
 }
 

@@ -3,7 +3,7 @@
 Dice shakers publish no common protocol
 (``shared/protocols/card-readers-shufflers-dice.md``); a vendor's shaker is a
 new protocol producing these readings, so the Sic Bo round
-(``daemon/procedures/dice.py``) never changes with the machine.
+(``daemon/games/sicbo/table.py``) never changes with the machine.
 
 A result is a *claim*: :class:`DiceResult` carries whatever faces the machine
 said, and the table — not the driver — decides whether they are a throw, so

@@ -1,7 +1,7 @@
 """A second, independent baccarat implementation, for cross-checking only.
 
 Written straight from /work/shared/RULES.md in a deliberately different style
-from daemon/games/baccarat.py (no shared code, no lookup tables: explicit
+from daemon/games/baccarat/rules.py (no shared code, no lookup tables: explicit
 if/elif of the drawing table, a shoe consumed front to back). If both agree
 on every hand, a mistake would have to be made twice in two different ways.
 Capture checks import this module: keep ``settle`` and ``deal`` stable.

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.cards import DECK, RANKS, CardError
-from daemon.games.baccarat import (
+from daemon.games.baccarat.rules import (
     HandResult,
     banker_draws,
     card_value,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from daemon.croupier import Croupier
-from daemon.games.baccarat_table import BaccaratRules
+from daemon.games.baccarat.table import BaccaratRules
 from daemon.table import TableState
 
 

@@ -146,7 +146,7 @@ def config_sections() -> list[tuple[str, type[msgspec.Struct]]]:
     ``Config`` section, every game's house rules (all under ``[game]``) and every
     installed driver's options (under a heading naming the driver)."""
     from daemon.config import Config
-    from daemon.games.baccarat_table import BaccaratRules
+    from daemon.games.baccarat.table import BaccaratRules
     from daemon.procedures.shoe import ShoeRules
     from daemon.table import GAMES, game_rules_type
     from drivers.base import load_drivers

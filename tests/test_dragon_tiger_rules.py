@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from daemon.cards import DECK, CardError
-from daemon.games.dragon_tiger import DragonTigerResult, result
+from daemon.games.dragon_tiger.rules import DragonTigerResult, result
 
 
 @pytest.mark.parametrize(

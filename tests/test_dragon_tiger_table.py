@@ -17,8 +17,8 @@ import msgspec
 import pytest
 from table_harness import ShoeHarness, of, types
 
-from daemon.games.dragon_tiger import DragonTigerResult, result
-from daemon.games.dragon_tiger_table import DragonTigerTable
+from daemon.games.dragon_tiger.rules import DragonTigerResult, result
+from daemon.games.dragon_tiger.table import DragonTigerTable
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 from daemon.table import DeviceReading, game_class
 from drivers.readings import CardUnreadable, CutCardOut

@@ -353,7 +353,7 @@ class Rig:
 
     def __init__(self, tmp_path: Path, devices: tuple[str, ...] = ("panel",)) -> None:
         from daemon.devices import DeviceRunner
-        from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
+        from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
         from daemon.journal import Journal
         from daemon.pipeline import Pipeline
         from daemon.table import Table

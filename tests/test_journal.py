@@ -75,7 +75,7 @@ def test_verify_names_the_tampered_seq(tmp_path, capsys, tamper, seq, what):
 
 
 def test_daemon_refuses_to_append_to_a_broken_chain(tmp_path):
-    from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
+    from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
     from daemon.pipeline import Pipeline
     from daemon.table import Table
 
@@ -93,7 +93,7 @@ def test_daemon_refuses_to_append_to_a_broken_chain(tmp_path):
 def test_recovery_uses_a_snapshot_and_equals_a_full_replay(tmp_path):
     """A snapshot only saves time: the state from it equals the state from every event."""
     from daemon.capture import load
-    from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
+    from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
     from daemon.pipeline import Pipeline
     from daemon.replay import replay
     from daemon.table import Table

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from daemon.games import roulette
+from daemon.games.roulette import rules as roulette
 from drivers.cammegh import DOUBLE_ZERO
 
 # Written out by hand from a European layout, not derived from the code under test.

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from table_harness import ShoeHarness, of
 
-from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
+from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.table import DeviceHealth, DeviceReading
 from drivers.readings import CardUnreadable, CutCardOut
 

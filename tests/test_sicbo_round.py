@@ -11,7 +11,7 @@ import pytest
 from table_harness import Evs, TableHarness, of, types
 
 from daemon.config import check
-from daemon.procedures.dice import SicBoGame, SicBoRules
+from daemon.games.sicbo.table import SicBoGame, SicBoRules
 from daemon.table import game_class
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
 from drivers.dice_ref import DiceRefProtocol

@@ -10,7 +10,7 @@ from itertools import permutations, product
 
 import pytest
 
-from daemon.games.sicbo import COMBINATIONS, TOTALS, DiceError, problem, result
+from daemon.games.sicbo.rules import COMBINATIONS, TOTALS, DiceError, problem, result
 
 THROWS = list(product(range(1, 7), repeat=3))
 

@@ -33,7 +33,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
-from daemon.games import roulette
+from daemon.games.roulette import rules as roulette
 from daemon.table import (
     Command,
     CommandSpec,

@@ -1,6 +1,6 @@
 """The baccarat table: the shoe procedures with baccarat's hands.
 
-The drawing rules live in :mod:`daemon.games.baccarat`; every shoe procedure
+The drawing rules live in :mod:`daemon.games.baccarat.rules`; every shoe procedure
 (burn, cut card, misdeals, voids) in :mod:`daemon.procedures.shoe`. This
 module only joins them and adds baccarat's own house rule, Big/Small.
 """
@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
-from daemon.games import baccarat
+from daemon.games.baccarat import rules as baccarat
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 
 

@@ -3,7 +3,7 @@
 The shaker (``drivers/dice_ref.py`` or any driver speaking
 :mod:`drivers.dice_readings`) reports shaking, dice not flat, a result and
 faults; people and the croupier open and close betting. The rules of the
-throw are :mod:`daemon.games.sicbo`. Every rule names its source (seed 002,
+throw are :mod:`daemon.games.sicbo.rules`. Every rule names its source (seed 002,
 骰寳; ``ours`` where the seeds are silent); ``docs/procedures.md``
 lists them with their house-rule keys.
 
@@ -26,7 +26,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
-from daemon.games import sicbo
+from daemon.games.sicbo import rules as sicbo
 from daemon.table import (
     Command,
     CommandSpec,

@@ -1,6 +1,6 @@
 """The Dragon Tiger table: the shoe procedures with Dragon Tiger's one-card hands.
 
-The rules live in :mod:`daemon.games.dragon_tiger`; every shoe procedure
+The rules live in :mod:`daemon.games.dragon_tiger.rules`; every shoe procedure
 (burn, demo hands, cut card, extra card, exposed card, misread, foreign
 card, voids) in :mod:`daemon.procedures.shoe`, configured with the same
 :class:`~daemon.procedures.shoe.ShoeRules` keys as baccarat. This module
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from daemon.games import dragon_tiger
+from daemon.games.dragon_tiger import rules as dragon_tiger
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 
 
