@@ -486,7 +486,7 @@ def run(
     if wheel_available():
         sessions.append(("wheel", wheel_session(events=target)))
     else:
-        out["wheel"] = "not measured: roulette is not in daemon/table.py GAMES"
+        out["wheel"] = "not measured: roulette is not an installed game (tabled.games)"
     for name, sess in sessions:
         res: dict[str, Any] = {"rounds": sess.rounds, "frames": len(sess.frames)}
         for mode, g in (("paced", gap), ("full", None)):

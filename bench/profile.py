@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("daemon/bus.py", "publish (zmq)"),
     ("structlog/", "logging (structlog JSON lines)"),
     ("daemon/logs.py", "logging (structlog JSON lines)"),
-    ("log_events (daemon/app.py", "logging (structlog JSON lines)"),
+    ("log_events (daemon/event_log.py", "logging (structlog JSON lines)"),
     ("drivers/shoe_line.py", "protocol (bytes → readings)"),
     ("drivers/base.py", "protocol (bytes → readings)"),
     ("drivers/cammegh.py", "protocol (bytes → readings)"),

@@ -30,7 +30,8 @@ from typing import Any
 
 from daemon.cards import DECK
 from daemon.events import Draft
-from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState, game_class
+from daemon.games import find as game_class
+from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
 from drivers.base import driver_class
 from drivers.readings import CardDrawn, CutCardOut, Malformed, Unknown
 
@@ -98,7 +99,7 @@ class _Player:
 
         cls = game_class(game)
         if cls is None:
-            raise RuntimeError(f"no game {game!r} in daemon.table.GAMES")
+            raise RuntimeError(f"no game {game!r} installed (the tabled.games entry points)")
         self.table = Table(cls(msgspec.convert(rules, cls.Rules)), [device])
         self.state: TableState = self.table.initial()
         self.decisions: list[tuple[Input, list[Draft]]] = []
@@ -214,10 +215,6 @@ def shoe_session(*, cards: int, seed: int = 7) -> Session:
 
 
 def wheel_available() -> bool:
-    from daemon.table import GAMES
-
-    if "roulette" not in GAMES:
-        return False
     try:
         return game_class("roulette") is not None and driver_class("cammegh-ss2") is not None
     except Exception:

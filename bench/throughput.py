@@ -43,8 +43,9 @@ from bench.sizes import Size, pick
 from bench.stats import Load
 from daemon.bus import Bus
 from daemon.events import utc_text
+from daemon.games import find as game_class
 from daemon.journal import Batch, Journal
-from daemon.table import Command, DeviceReading, Table, game_class
+from daemon.table import Command, DeviceReading, Table
 from drivers.base import driver_class
 from drivers.readings import Malformed, Unknown
 
@@ -232,16 +233,17 @@ async def _journal_publish(sess: Session, snapshot_every: int = 1000) -> dict[st
 
 
 async def _pipeline(sess: Session, *, one_at_a_time: bool) -> dict[str, Any]:
-    from daemon.event_log import log_events
+    from daemon.event_log import event_logger
     from daemon.pipeline import Pipeline
 
     where = proc.workdir("tp-")
     inputs = [inp for inp, drafts in sess.decisions]
     n_events = sum(len(d) for _, d in sess.decisions)
     ctx, bus, j = await _bus(where, "tp")
-    p = Pipeline(_table(sess), j, snapshot_every=1000)
+    table = _table(sess)
+    p = Pipeline(table, j, snapshot_every=1000)
     p.listeners.append(bus.publish)
-    p.listeners.append(log_events)
+    p.listeners.append(event_logger("all", table.game.describe))
     task = asyncio.create_task(p.run())
     sink: _Sink | None = None
     try:

@@ -32,11 +32,12 @@ from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner
 from daemon.event_log import event_logger
 from daemon.events import canonical, utc_text
+from daemon.games import find as game_class
 from daemon.journal import Journal, JournalError
 from daemon.pipeline import Clock, Pipeline
 from daemon.sdnotify import Notifier
 from daemon.security import Security
-from daemon.table import ROLES, Command, CommandSpec, Input, Table, game_class, spec
+from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
 from drivers.base import driver_class
 from drivers.serial import SerialSettings, SerialTransport
@@ -145,7 +146,7 @@ class Daemon:
         self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
         self.pipeline.taps.append(self._trace_input)
         self.pipeline.on_journal.append(self._journal_state)
-        self.pipeline.listeners.append(event_logger(cfg.log.events))
+        self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
         self.pipeline.listeners.append(self._device_actions)
         self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(

@@ -86,114 +86,77 @@ def cmd_verify(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-RESULTS = ("hand.result", "hand.void", "spin.result", "spin.void", "dice.result", "round.void")
+def _describer(a: argparse.Namespace) -> Any:
+    """The reading of the journal's game: ``--game``, else the config's."""
+    from daemon import games
+
+    name = getattr(a, "game", None) or _settings(a).config.table.game
+    cls = games.find(name)
+    if cls is None:
+        known = ", ".join(games.names()) or "none installed"
+        raise ConfigError(Path(a.config or _default_config()), [f"unknown game {name!r} ({known})"])
+    return cls.describe
 
 
 def cmd_recall(a: argparse.Namespace) -> int:
     from daemon.journal import connect, read_events
 
     path = _journal_path(a)
+    describe = _describer(a)
+    ends = sorted(describe.ends)
+    marks = ",".join("?" * len(ends))
     db = connect(path, readonly=True)
     if a.hand:
-        # one game: SHOE:HAND for card games, or a spin/round number
-        shoe, _, num = a.hand.partition(":")
-        cond = (
-            "json_extract(body, '$.data.shoe') = ? AND json_extract(body, '$.data.hand') = ?"
-            if num
-            else "(json_extract(body, '$.data.spin') = ? OR json_extract(body, '$.data.round') = ?)"
-        )
-        params = (int(shoe), int(num)) if num else (int(shoe), int(shoe))
+        # one game, named by the game's key fields: SHOE:HAND for card games, a spin or round
+        parts = a.hand.split(":")
+        if len(parts) != len(describe.key) or not all(p.isdigit() for p in parts):
+            print(
+                f"tablectl recall: --hand {a.hand!r}: this game is named by "
+                f"{':'.join(k.upper() for k in describe.key)}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        cond = " AND ".join(f"json_extract(body, '$.data.{k}') = ?" for k in describe.key)
         rows = db.execute(
-            f"SELECT seq FROM events WHERE type IN ({','.join('?' * len(RESULTS))}) AND {cond} "
-            "ORDER BY seq DESC LIMIT 1",
-            (*RESULTS, *params),
+            f"SELECT seq FROM events WHERE type IN ({marks}) AND {cond} ORDER BY seq DESC LIMIT 1",
+            (*ends, *map(int, parts)),
         ).fetchall()
     else:
         rows = db.execute(
-            f"SELECT seq FROM events WHERE type IN ({','.join('?' * len(RESULTS))}) "
-            "ORDER BY seq DESC LIMIT ?",
-            (*RESULTS, a.last),
+            f"SELECT seq FROM events WHERE type IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (*ends, a.last),
         ).fetchall()
     if not rows:
         print("no games in the journal yet")
         return EXIT_OK
     first_end = rows[-1][0]
     prev = db.execute(
-        f"SELECT MAX(seq) FROM events WHERE seq < ? AND type IN ({','.join('?' * len(RESULTS))})",
-        (first_end, *RESULTS),
+        f"SELECT MAX(seq) FROM events WHERE seq < ? AND type IN ({marks})",
+        (first_end, *ends),
     ).fetchone()[0]
-    games: list[dict[str, Any]] = []
+    played: list[dict[str, Any]] = []
     cur: dict[str, Any] = {"events": []}
     for ev in read_events(db, (prev or 0) + 1, rows[0][0]):
         cur["events"].append(msgspec.to_builtins(ev))
-        if ev.type in RESULTS:
+        if ev.type in describe.ends:
             cur["end"] = msgspec.to_builtins(ev)
-            games.append(cur)
+            played.append(cur)
             cur = {"events": []}
     if a.json:
-        _print_json(games)
+        _print_json(played)
         return EXIT_OK
-    for g in games:
-        print(_game_text(g))
+    for g in played:
+        print(_game_text(g, describe))
     return EXIT_OK
 
 
-def _game_text(g: dict[str, Any]) -> str:
+def _game_text(g: dict[str, Any], describe: Any) -> str:
     end = g["end"]
-    d = end["data"]
-    head = f"seq {end['seq']}  {end['time']}  "
-    if end["type"] == "hand.result" and "dragon" in d:
-        head += (
-            f"shoe {d['shoe']} hand {d['hand']}: {d['winner'].upper()}  "
-            f"dragon {d['dragon']}  tiger {d['tiger']}"
-            + ("  [suited tie]" if d.get("suited_tie") else "")
-        )
-    elif end["type"] == "spin.result":
-        head += (
-            f"spin {d['spin']} (wheel {d.get('wheel_spin')}): {d.get('pocket', d['number'])} "
-            f"{d['color']}  rotor {d.get('rotor_direction')} {d.get('rotor_rpm')} rpm"
-        )
-    elif end["type"] == "dice.result":
-        head += (
-            f"round {d['round']}: {' '.join(map(str, d['faces']))} = {d['total']} "
-            f"{d.get('size') or 'triple'}"
-            + (f"  ({d['reshakes']} re-shakes)" if d.get("reshakes") else "")
-        )
-    elif end["type"] in ("spin.void", "round.void"):
-        what = f"spin {d.get('spin')}" if end["type"] == "spin.void" else f"round {d.get('round')}"
-        head += f"{what}: VOID ({d['reason']}) by {d.get('by')}"
-    elif end["type"] == "hand.result":
-        head += (
-            f"shoe {d['shoe']} hand {d['hand']}: {d['winner'].upper()}  "
-            f"player {' '.join(d['player'])} ({d['player_total']})  "
-            f"banker {' '.join(d['banker'])} ({d['banker_total']})"
-        )
-        flags = [k for k in ("natural", "player_pair", "banker_pair", "banker_six") if d.get(k)]
-        if flags:
-            head += "  [" + ", ".join(flags) + "]"
-    elif end["type"] == "hand.void":
-        head += f"shoe {d['shoe']} hand {d['hand']}: VOID ({d['reason']}) by {d.get('by')}"
-    else:
-        head += f"{end['type']} {json.dumps(d, sort_keys=True)}"
-    lines = [head]
+    lines = [f"seq {end['seq']}  {end['time']}  " + describe.recall(end["type"], end["data"])]
     for ev in g["events"]:
-        t, x = ev["type"], ev["data"]
-        if t == "card.dealt":
-            lines.append(
-                f"    {ev['seq']:>8}  card {x['card']} → {x['box']}"
-                + (" (face up)" if x.get("face_up") else "")
-                + (f" entered by {x['entered_by']}" if x.get("entered_by") else "")
-            )
-        elif t.startswith("alarm.") or t in (
-            "betting.opened",
-            "betting.closed",
-            "table.paused",
-            "table.resumed",
-            "shoe.cut_card",
-            "card.exposed",
-        ):
-            detail = x.get("message") or x.get("reason") or x.get("by") or ""
-            lines.append(f"    {ev['seq']:>8}  {t} {detail}")
+        line = describe.step(ev["type"], ev["data"])
+        if line is not None:
+            lines.append(f"    {ev['seq']:>8}  {line}")
     return "\n".join(lines)
 
 
@@ -334,24 +297,24 @@ def cmd_devices(a: argparse.Namespace) -> int:
     return EXIT_ATTENTION if bad else EXIT_OK
 
 
-def _operator(cmd: str, **fixed: Any) -> Any:
+def _send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:
+    """Send one table command and say what it did."""
+    rc, res = _call(a, cmd, **args)
+    if rc:
+        return rc
+    if a.json:
+        _print_json(res)
+    elif res.get("queued"):
+        print(f"queued: {cmd}: {res['note']}")
+    else:
+        print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
+    return EXIT_OK
+
+
+def _operator(cmd: str) -> Any:
     def run(a: argparse.Namespace) -> int:
-        args = {k: v for k, v in fixed.items()}
-        for k in ("card", "reason", "id"):
-            v = getattr(a, k, None)
-            if v is not None:
-                args[k] = v
-        rc, res = _call(a, cmd, **args)
-        if rc:
-            return rc
-        if a.json:
-            _print_json(res)
-        else:
-            if res.get("queued"):
-                print(f"queued: {cmd}: {res['note']}")
-            else:
-                print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
-        return EXIT_OK
+        args = {k: v for k in ("reason", "id") if (v := getattr(a, k, None)) is not None}
+        return _send(a, cmd, args)
 
     return run
 
@@ -421,13 +384,6 @@ def cmd_wheel(a: argparse.Namespace) -> int:
     pages = a.args or ["0"]
     cmds = [f"*s r {p}" for p in pages]
     return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
-
-
-def cmd_card(a: argparse.Namespace) -> int:
-    if a.card.lower() == "accept":
-        a.card = None
-        return _operator("card.accept")(a)
-    return _operator("card.enter")(a)
 
 
 # -- replay ------------------------------------------------------------------------------------------
@@ -502,6 +458,7 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("recall", help="the last games with every card, void and alarm")
     r.add_argument("--last", type=int, default=10)
     r.add_argument("--hand", help="one game: SHOE:HAND (card games) or a spin/round number")
+    r.add_argument("--game", help="the game the journal is of (default: the config's)")
     r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
     r.set_defaults(func=cmd_recall)
 
@@ -518,36 +475,10 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("captures", nargs="+")
     rp.set_defaults(func=cmd_replay)
 
-    b = sub.add_parser("betting", help="open or close betting")
-    b.add_argument("action", choices=["open", "close"])
-    b.set_defaults(func=lambda a: _operator(f"betting.{a.action}")(a))
+    from daemon import games
+    from daemon.tools import game_commands
 
-    s = sub.add_parser("shoe", help="shoe procedures")
-    s.add_argument("action", choices=["new"])
-    s.set_defaults(func=_operator("shoe.new"))
-
-    sub.add_parser("cut-card", help="the cut card came out").set_defaults(
-        func=_operator("shoe.cut-card")
-    )
-    ex = sub.add_parser("exposed", help="a card was exposed out of turn")
-    ex.add_argument("card", nargs="?")
-    ex.set_defaults(func=_operator("card.exposed"))
-    sub.add_parser("face-up", help="a card is face up in the shoe").set_defaults(
-        func=_operator("card.face-up")
-    )
-
-    cd = sub.add_parser(
-        "card", help="enter the card the shoe could not read (KD), or `accept` a held card"
-    )
-    cd.add_argument("card")
-    cd.set_defaults(func=cmd_card)
-
-    vd = sub.add_parser(
-        "void", help="void the hand, the rest of the shoe, the spin or the dice round"
-    )
-    vd.add_argument("what", choices=["hand", "shoe", "spin", "round"])
-    vd.add_argument("--reason", required=True)
-    vd.set_defaults(func=lambda a: _operator(f"{a.what}.void")(a))
+    game_commands.register(sub, {n: g.commands for n, g in games.games().items()}, _send)
 
     from daemon.tools import doctor, gpio, monitor, ports, trace
 
@@ -560,10 +491,6 @@ def parser() -> argparse.ArgumentParser:
     from daemon.keys import add_parser as add_keys_parser
 
     add_keys_parser(sub)
-
-    rr = sub.add_parser("round", help="Sic Bo: resume a paused round")
-    rr.add_argument("action", choices=["resume"])
-    rr.set_defaults(func=_operator("round.resume"))
 
     dv = sub.add_parser("device", help="send a command to a device (technician; journaled first)")
     dv.add_argument("device")

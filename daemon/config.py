@@ -261,7 +261,7 @@ def _join(path: str, key: str) -> str:
 
 def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
     """Read, validate and resolve one table config; raise :class:`ConfigError` listing every problem."""
-    from daemon.table import game_rules_type
+    from daemon import games
 
     env = dict(os.environ) if env is None else env
     p = Path(path)
@@ -281,11 +281,11 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
     game_name = table.get("game")
     rules_type = None
     if isinstance(game_name, str):
-        rules_type = game_rules_type(game_name)
+        game_cls = games.find(game_name)
+        rules_type = None if game_cls is None else game_cls.Rules
         if rules_type is None:
-            from daemon.table import GAMES
-
-            errors.append(f'table.game: unknown game "{game_name}" (known: {", ".join(GAMES)})')
+            known = ", ".join(games.names()) or "none installed"
+            errors.append(f'table.game: unknown game "{game_name}" (known: {known})')
         else:
             check(raw.get("game", {}), rules_type, "game", errors)
     device_types: dict[str, Any] = {}

@@ -1,4 +1,8 @@
-"""The daemon's log of committed events: what a person watching ``make run`` or journald reads."""
+"""The daemon's log of committed events: what a person watching ``make run`` or journald reads.
+
+The game's :class:`~daemon.games.describe.Describer` words its own events (a hand, a spin,
+a throw); everything else is logged plainly by type.
+"""
 
 from __future__ import annotations
 
@@ -6,55 +10,29 @@ from typing import Any
 
 import structlog
 
+from daemon.games.describe import Describer
+
 log = structlog.get_logger("tabled")
 
-#: the routine events left out of the log with ``[log] events = "results"``
-ROUTINE = frozenset(
-    {
-        "card.dealt",
-        "card.held",
-        "betting.opened",
-        "betting.closed",
-        "operator.command",
-        "device.reply",
-        "wheel.state",
-        "wheel.flags",
-        "dice.shaking",
-    }
-)
 
-
-def event_logger(which: str) -> Any:
+def event_logger(which: str, describe: Describer) -> Any:
     """The listener that logs committed events, as ``[log] events`` asks."""
     if which == "none":
         return lambda events: None
     if which == "results":
-        return lambda events: log_events([e for e in events if e.type not in ROUTINE])
-    return log_events
+        routine = describe.routine
+        return lambda events: log_events([e for e in events if e.type not in routine], describe)
+    return lambda events: log_events(events, describe)
 
 
-def log_events(events: Any) -> None:
+def log_events(events: Any, describe: Describer) -> None:
     """One log line per committed event: what a person watching ``make run`` follows."""
     for ev in events:
         d = ev.data
-        if ev.type == "hand.result" and "dragon" in d:
-            log.info(
-                f"hand {d['hand']}: {d['winner'].upper()}",
-                seq=ev.seq,
-                shoe=d["shoe"],
-                dragon=d["dragon"],
-                tiger=d["tiger"],
-            )
-        elif ev.type == "hand.result":
-            log.info(
-                f"hand {d['hand']}: {d['winner'].upper()}",
-                seq=ev.seq,
-                shoe=d["shoe"],
-                player=" ".join(d["player"]) + f" ({d['player_total']})",
-                banker=" ".join(d["banker"]) + f" ({d['banker_total']})",
-            )
-        elif ev.type == "card.dealt":
-            log.info(f"card {d['card']} → {d['box']}", seq=ev.seq, hand=d["hand"])
+        line = describe.log(ev.type, d)
+        if line is not None:
+            message, fields = line
+            log.info(message, seq=ev.seq, **fields)
         elif ev.type == "alarm.raised":
             log.warning(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if v is not None})
         elif ev.type == "operator.command" and d.get("source") == "timer":

@@ -19,8 +19,9 @@ import msgspec
 from daemon.capture import Capture, CaptureError, command_args, format_time
 from daemon.config import ConfigError, Settings, check
 from daemon.events import Event
+from daemon.games import find as game_class
 from daemon.journal import Batch, Journal
-from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState, game_class
+from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
 from drivers.base import Driver, driver_class
 from drivers.readings import Malformed, Unknown
 

@@ -13,7 +13,6 @@ decide/apply (``games/`` rules, ``procedures/`` house procedures).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -21,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 import msgspec
 
 from daemon.events import Draft, draft
+from daemon.games.describe import Describer
 from drivers.readings import DeviceReply, Reading
 
 # -- inputs ------------------------------------------------------------------------
@@ -61,15 +61,42 @@ ROLES = ("viewer", "dealer", "supervisor", "technician")
 
 
 @dataclass(frozen=True, slots=True)
+class Arg:
+    """One argument of a command, as ``tablectl`` takes it and the command's ``args`` carry it."""
+
+    name: str
+    help: str
+    required: bool = True
+    option: bool = False  # ``--name VALUE``; else a positional word
+    type: Callable[[str], Any] = str
+
+
+@dataclass(frozen=True, slots=True)
 class CommandSpec:
-    """Who may issue a command and what it is for (shown by ``tablectl``)."""
+    """Who may issue a command, what it is for, and how ``tablectl`` spells it.
+
+    ``words`` are the tablectl words (``("void", "hand")`` for ``tablectl void hand``);
+    empty means the command's name split at its dot (``betting.open`` → ``betting open``).
+    ``tablectl`` builds its game commands from these, so a game lists each command once.
+    """
 
     roles: frozenset[str]
     help: str
+    words: tuple[str, ...] = ()
+    args: tuple[Arg, ...] = ()
+
+    def cli_words(self, name: str) -> tuple[str, ...]:
+        return self.words or tuple(name.split("."))
 
 
-def spec(help_text: str, *roles: str) -> CommandSpec:
-    return CommandSpec(frozenset(roles), help_text)
+#: the reason every void and clear takes (``--reason``), kept in the journal
+REASON = Arg("reason", "why, for the record (journaled)", option=True)
+
+
+def spec(
+    help_text: str, *roles: str, words: tuple[str, ...] = (), args: tuple[Arg, ...] = ()
+) -> CommandSpec:
+    return CommandSpec(frozenset(roles), help_text, words, args)
 
 
 # -- state -----------------------------------------------------------------------------
@@ -119,12 +146,20 @@ class Decision:
 
 
 class Game(Protocol):
-    """What a game module gives the table."""
+    """What a game gives the table (``docs/architecture.md``, "the game interface").
+
+    Found through the ``tabled.games`` entry-point group (:mod:`daemon.games`).
+    Optional hooks the table calls when present: ``on_restart(t, d)`` after a crash,
+    ``held_alarm(g)`` for an alarm only the game's own commands settle,
+    ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots.
+    """
 
     name: ClassVar[str]
     Rules: ClassVar[type[msgspec.Struct]]
     State: ClassVar[type[msgspec.Struct]]
     commands: ClassVar[dict[str, CommandSpec]]
+    #: how the game's events read to people: log lines, recall, the monitor
+    describe: ClassVar[Describer]
 
     def __init__(self, rules: Any) -> None: ...
 
@@ -135,25 +170,6 @@ class Game(Protocol):
     def apply(self, g: Any, type_: str, data: dict[str, Any]) -> Any: ...
 
 
-GAMES: dict[str, str] = {
-    "baccarat": "daemon.games.baccarat.table:BaccaratTable",
-    "dragon-tiger": "daemon.games.dragon_tiger.table:DragonTigerTable",
-    "sicbo": "daemon.games.sicbo.table:SicBoGame",
-    "roulette": "daemon.procedures.spin:RouletteGame",
-}
-
-
-def game_class(name: str) -> type[Game] | None:
-    target = GAMES.get(name)
-    if target is None:
-        return None
-    mod, _, attr = target.partition(":")
-    return getattr(importlib.import_module(mod), attr)  # type: ignore[no-any-return]
-
-
-def game_rules_type(name: str) -> type[msgspec.Struct] | None:
-    cls = game_class(name)
-    return None if cls is None else cls.Rules
 
 
 # -- alarms, shared by every game ----------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -104,6 +105,36 @@ def log_messages(out: str) -> str:
         obj = json.loads(line)
         texts += [obj["event"], str(obj.get("error", "")), *obj.get("problems", [])]
     return "\n".join(texts)
+
+
+def fast_copy(name: str, tmp: Path, keys: dict[str, str | None], sim: str) -> Path:
+    """``config/<name>`` with its own state, free ports, changed ``keys`` (None: removed)
+    and the simulator section replaced by ``sim``."""
+    text = (ROOT / "config" / name).read_text()
+    run = Path(tempfile.mkdtemp(prefix="td-", dir="/tmp"))  # unix socket paths are short
+    keys = keys | {
+        "publish": f'"tcp://127.0.0.1:{free_port()}"',
+        "replay": f'"tcp://127.0.0.1:{free_port()}"',
+        "heartbeat_interval": "0.2",
+        "format": '"json"',
+    }
+    for key, value in keys.items():
+        line = re.compile(rf"^{re.escape(key)}\s*=.*\n", re.M)
+        assert line.search(text), f"{name} has no {key}"
+        text = line.sub("" if value is None else f"{key} = {value}\n", text, count=1)
+    text = re.sub(
+        r"^\[table\]\n",
+        f'[table]\nstate_dir = "{tmp / "state"}"\nruntime_dir = "{run}"\n',
+        text,
+        flags=re.M,
+    )
+    text = re.sub(
+        r"^\[devices\.sim\]\n(?:(?!\[).*\n)*", f"[devices.sim]\n{sim}\n", text, flags=re.M
+    )
+    cfg = tmp / name
+    cfg.write_text(text)
+    assert tablectl(cfg, "config", "check", str(cfg)).returncode == 0
+    return cfg
 
 
 class Daemon:

@@ -5,46 +5,14 @@ and config/sicbo.toml with fast timings, simulators on real ptys, and a plain py
 from __future__ import annotations
 
 import json
-import re
-import tempfile
 from pathlib import Path
 
 import pytest
-from daemon_harness import ROOT, Daemon, endpoints, free_port, tablectl
+from daemon_harness import Daemon, endpoints, fast_copy, tablectl
 
 from daemon.config import load
 from daemon.control import ControlClient
 from daemon.subscriber import Follower
-
-
-def fast_copy(name: str, tmp: Path, keys: dict[str, str | None], sim: str) -> Path:
-    """``config/<name>`` with its own state, free ports, changed ``keys`` (None: removed)
-    and the simulator section replaced by ``sim``."""
-    text = (ROOT / "config" / name).read_text()
-    run = Path(tempfile.mkdtemp(prefix="td-", dir="/tmp"))  # unix socket paths are short
-    keys = keys | {
-        "publish": f'"tcp://127.0.0.1:{free_port()}"',
-        "replay": f'"tcp://127.0.0.1:{free_port()}"',
-        "heartbeat_interval": "0.2",
-        "format": '"json"',
-    }
-    for key, value in keys.items():
-        line = re.compile(rf"^{re.escape(key)}\s*=.*\n", re.M)
-        assert line.search(text), f"{name} has no {key}"
-        text = line.sub("" if value is None else f"{key} = {value}\n", text, count=1)
-    text = re.sub(
-        r"^\[table\]\n",
-        f'[table]\nstate_dir = "{tmp / "state"}"\nruntime_dir = "{run}"\n',
-        text,
-        flags=re.M,
-    )
-    text = re.sub(
-        r"^\[devices\.sim\]\n(?:(?!\[).*\n)*", f"[devices.sim]\n{sim}\n", text, flags=re.M
-    )
-    cfg = tmp / name
-    cfg.write_text(text)
-    assert tablectl(cfg, "config", "check", str(cfg)).returncode == 0
-    return cfg
 
 
 @pytest.fixture

@@ -146,9 +146,9 @@ def config_sections() -> list[tuple[str, type[msgspec.Struct]]]:
     ``Config`` section, every game's house rules (all under ``[game]``) and every
     installed driver's options (under a heading naming the driver)."""
     from daemon.config import Config
+    from daemon.games import games
     from daemon.games.baccarat.table import BaccaratRules
     from daemon.procedures.shoe import ShoeRules
-    from daemon.table import GAMES, game_rules_type
     from drivers.base import load_drivers
 
     out: list[tuple[str, type[msgspec.Struct]]] = []
@@ -160,7 +160,7 @@ def config_sections() -> list[tuple[str, type[msgspec.Struct]]]:
         else:
             assert f.encode_name == "game", f"Config.{f.name}: a new kind of section"
     rules: list[type[msgspec.Struct]] = [ShoeRules, BaccaratRules]
-    rules += [r for r in map(game_rules_type, GAMES) if r is not None and r not in rules]
+    rules += [g.Rules for g in games().values() if g.Rules not in rules]
     out += [("[game]", r) for r in rules]
     for name, cls in sorted(load_drivers().items()):
         out.append((name, cls.Options))

@@ -17,10 +17,11 @@ import msgspec
 import pytest
 from table_harness import ShoeHarness, of, types
 
+from daemon.games import find as game_class
 from daemon.games.dragon_tiger.rules import DragonTigerResult, result
 from daemon.games.dragon_tiger.table import DragonTigerTable
 from daemon.procedures.shoe import ShoeGame, ShoeRules
-from daemon.table import DeviceReading, game_class
+from daemon.table import DeviceReading
 from drivers.readings import CardUnreadable, CutCardOut
 
 
@@ -42,7 +43,7 @@ def test_registered_and_every_procedure_is_the_shoe_games():
     assert game_class("dragon-tiger") is DragonTigerTable
     assert issubclass(DragonTigerTable, ShoeGame)
     own = {k for k in vars(DragonTigerTable) if not k.startswith("__")}
-    assert own == {"name", "Rules", "hand_rules"}  # nothing copied or overridden
+    assert own == {"name", "Rules", "hand_rules", "describe"}  # nothing copied or overridden
     assert DragonTigerTable.commands is ShoeGame.commands
 
 

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from structlog.testing import capture_logs
 
 from daemon.event_log import event_logger
+from daemon.games.baccarat.describe import BaccaratDescriber
 
 
 def ev(type_: str, **data) -> SimpleNamespace:
@@ -31,7 +32,7 @@ EVENTS = [
 
 def logged(which: str) -> list[str]:
     with capture_logs() as logs:
-        event_logger(which)(EVENTS)
+        event_logger(which, BaccaratDescriber())(EVENTS)
     return [e["event"] for e in logs]
 
 

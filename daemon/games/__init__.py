@@ -1,0 +1,59 @@
+"""The games a table can play, one folder each, found through the ``tabled.games`` entry points.
+
+A game is a folder ``daemon/games/<game>/`` (or a third party's package) whose table
+class is named in an entry point of the ``tabled.games`` group, the way drivers are
+found through ``tabled.drivers``; adding a game needs no edit here or anywhere else
+outside its folder (``docs/architecture.md``, "add a game").
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.table import Game
+
+GROUP = "tabled.games"
+#: what every game class must have (:class:`daemon.table.Game`)
+REQUIRED = ("name", "Rules", "State", "commands", "describe", "initial", "decide", "apply")
+
+
+class GameError(Exception):
+    pass
+
+
+_registry: dict[str, type[Game]] | None = None
+
+
+def load_games() -> dict[str, type[Game]]:
+    """Every installed game by the name a config's ``table.game`` gives."""
+    found: dict[str, type[Game]] = {}
+    for ep in entry_points(group=GROUP):
+        cls = ep.load()
+        missing = [a for a in REQUIRED if not hasattr(cls, a)]
+        if not isinstance(cls, type) or missing:
+            raise GameError(
+                f"entry point {ep.name!r} ({ep.value}) is not a tabled game: "
+                f"it lacks {', '.join(missing) or 'a class'}"
+            )
+        if cls.name != ep.name:
+            raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
+        found[ep.name] = cls
+    return found
+
+
+def games() -> dict[str, type[Game]]:
+    global _registry
+    if _registry is None:
+        _registry = load_games()
+    return _registry
+
+
+def names() -> list[str]:
+    return sorted(games())
+
+
+def find(name: str) -> type[Game] | None:
+    """The game class for ``table.game = name``, or None when no such game is installed."""
+    return games().get(name)

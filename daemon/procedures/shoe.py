@@ -21,7 +21,11 @@ import msgspec
 
 from daemon.cards import CardError, shoe_composition
 from daemon.cards import card as parse_card
+from daemon.games.describe import Describer
+from daemon.procedures.shoe_describe import ShoeDescriber
 from daemon.table import (
+    REASON,
+    Arg,
     Command,
     CommandSpec,
     Decision,
@@ -191,17 +195,45 @@ class ShoeGame:
     STATE_VERSION: ClassVar[int] = 1
     hand_rules: ClassVar[HandRules]
 
+    describe: ClassVar[Describer] = ShoeDescriber()
     commands: ClassVar[dict[str, CommandSpec]] = {
         "betting.open": spec("open betting for the next hand", "dealer", "supervisor"),
         "betting.close": spec("no more bets: the hand may be dealt", "dealer", "supervisor"),
         "shoe.new": spec("a new shoe is in (shuffled and cut)", "dealer", "supervisor"),
-        "shoe.cut-card": spec("the cut card came out", "dealer", "supervisor"),
-        "card.exposed": spec("a card was exposed out of turn", "dealer", "supervisor"),
-        "card.face-up": spec("a card is face up in the shoe", "dealer", "supervisor"),
-        "card.enter": spec("enter the card the shoe could not read: card KD", "supervisor"),
-        "card.accept": spec("accept the card the integrity check held", "supervisor"),
-        "hand.void": spec("void the hand in play: void hand --reason", "supervisor"),
-        "shoe.void": spec("void the rest of the shoe: void shoe --reason", "supervisor"),
+        "shoe.cut-card": spec(
+            "the cut card came out", "dealer", "supervisor", words=("cut-card",)
+        ),
+        "card.exposed": spec(
+            "a card was exposed out of turn",
+            "dealer",
+            "supervisor",
+            words=("exposed",),
+            args=(Arg("card", "the exposed card, e.g. KD, when it is known", required=False),),
+        ),
+        "card.face-up": spec(
+            "a card is face up in the shoe", "dealer", "supervisor", words=("face-up",)
+        ),
+        "card.enter": spec(
+            "enter the card the shoe could not read",
+            "supervisor",
+            words=("card",),
+            args=(Arg("card", "the card, e.g. KD"),),
+        ),
+        "card.accept": spec(
+            "accept the card the integrity check held", "supervisor", words=("card", "accept")
+        ),
+        "hand.void": spec(
+            "void the hand in play",
+            "supervisor",
+            words=("void", "hand"),
+            args=(REASON,),
+        ),
+        "shoe.void": spec(
+            "void the rest of the shoe",
+            "supervisor",
+            words=("void", "shoe"),
+            args=(REASON,),
+        ),
     }
 
     def __init__(self, rules: ShoeRules) -> None:

@@ -33,8 +33,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
+from daemon.games.describe import Describer
 from daemon.games.roulette import rules as roulette
+from daemon.games.roulette.describe import RouletteDescriber
 from daemon.table import (
+    REASON,
     Command,
     CommandSpec,
     Decision,
@@ -179,9 +182,15 @@ class RouletteGame:
     Rules: ClassVar[type[RouletteRules]] = RouletteRules
     State: ClassVar[type[RouletteState]] = RouletteState
     STATE_VERSION: ClassVar[int] = 1
+    describe: ClassVar[Describer] = RouletteDescriber()
 
     commands: ClassVar[dict[str, CommandSpec]] = {
-        "spin.void": spec("void the spin in play: void spin --reason", "supervisor"),
+        "spin.void": spec(
+            "void the spin in play",
+            "supervisor",
+            words=("void", "spin"),
+            args=(REASON,),
+        ),
     }
 
     def __init__(self, rules: RouletteRules) -> None:

@@ -20,16 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from daemon.events import Event
+from daemon.games.describe import Describer, Mark
 from daemon.subscriber import Follower, ReplayFailed
-
-RED = {1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36}
-WINNER_STYLE = {
-    "player": ("P", "bold white on blue"),
-    "banker": ("B", "bold white on red"),
-    "tie": ("T", "bold black on green"),
-    "dragon": ("D", "bold white on blue"),
-    "tiger": ("T", "bold white on red"),
-}
 
 
 def register(sub: Any) -> None:
@@ -40,18 +32,21 @@ def register(sub: Any) -> None:
 
 
 class Model:
-    """What the screen shows, folded from events and heartbeats."""
+    """What the screen shows, folded from events and heartbeats.
 
-    def __init__(self, table: str) -> None:
+    The game's :class:`~daemon.games.describe.Describer` says which events end a game,
+    what names it, its "last:" row and its scoreboard cell; the model knows no game.
+    """
+
+    def __init__(self, table: str, describe: Describer) -> None:
         self.table = table
+        self.describe = describe
         self.last_seq = 0
         self.head = 0
-        self.shoe: int | None = None
-        self.hand: int | None = None
+        self.where: dict[str, Any] = {}
         self.phase = "-"
         self.cards: dict[str, list[str]] = {}
-        self.beads: list[str] = []  # winners of this shoe, in order
-        self.numbers: deque[int] = deque(maxlen=24)
+        self.marks: list[Mark] = []  # this board's results, in order
         self.alarms: dict[str, str] = {}
         self.devices: dict[str, dict[str, Any]] = {}
         self.rate: deque[float] = deque(maxlen=200)
@@ -64,30 +59,25 @@ class Model:
         self.last_seq = ev.seq
         self.rate.append(now)
         self.catching_up = max(0, self.head - ev.seq)
-        d, t = ev.data, ev.type
+        d, t, game = ev.data, ev.type, self.describe
         self.counts[t] += 1
-        if t == "shoe.started":
-            self.shoe, self.beads, self.phase = d["shoe"], [], "burning"
-        elif t == "betting.opened":
-            self.hand, self.cards, self.phase = d["hand"], {}, "betting open"
-        elif t == "betting.closed":
-            self.phase = "no more bets"
+        self.where.update({k: d[k] for k in game.key if d.get(k) is not None})
+        if t in game.phases:
+            self.phase = game.phases[t]
+        if t in game.fresh_board:
+            self.marks = []
+        if t == "betting.opened":
+            self.cards = {}
         elif t == "card.dealt" and d.get("box") not in ("burn", "void"):
             self.cards.setdefault(d["box"], []).append(d["card"])
-            self.phase = "dealing"
-        elif t == "hand.result":
-            self.beads.append(d["winner"])
+        elif t in game.results:
             self.phase = "result"
-            self.last_result = f"hand {d['hand']}: {d['winner'].upper()}"
-            if "player_total" in d:
-                self.last_result += f"  {d['player_total']}–{d['banker_total']}"
-        elif t == "hand.void":
+            self.last_result = game.row(d)
+            mark = game.mark(d)
+            if mark is not None:
+                self.marks.append(mark)
+        elif t in game.voids:
             self.phase = f"void ({d.get('reason')})"
-        elif t in ("shoe.ended", "shoe.void"):
-            self.phase = f"shoe {d.get('shoe')} ended"
-        elif t == "spin.result":
-            self.numbers.appendleft(int(d["number"]))
-            self.last_result = f"spin {d.get('spin')}: {d['number']} {d.get('color', '')}"
         elif t == "alarm.raised":
             self.alarms[d["id"]] = d["message"]
         elif t == "alarm.cleared":
@@ -105,7 +95,7 @@ class Model:
         return len(recent) / 10
 
 
-def bead_plate(beads: list[str], rows: int = 6, cols: int = 12) -> Text:
+def bead_plate(beads: list[Mark], rows: int = 6, cols: int = 12) -> Text:
     """The bead plate: column by column, six rows, the latest columns that fit."""
     start = max(0, (len(beads) + rows - 1) // rows - cols) * rows
     shown = beads[start:]
@@ -114,8 +104,7 @@ def bead_plate(beads: list[str], rows: int = 6, cols: int = 12) -> Text:
         for c in range(cols):
             i = c * rows + r
             if i < len(shown):
-                ch, style = WINNER_STYLE.get(shown[i], ("?", ""))
-                out.append(ch, style)
+                out.append(shown[i].text, shown[i].style)
             else:
                 out.append("·", "dim")
             out.append(" ")
@@ -123,33 +112,47 @@ def bead_plate(beads: list[str], rows: int = 6, cols: int = 12) -> Text:
     return out
 
 
-def big_road(beads: list[str], rows: int = 6, cols: int = 20) -> Text:
-    """The big road: a new column each time the winner changes; ties mark the last cell."""
-    columns: list[list[str]] = []
-    for w in beads:
-        if w == "tie":
+def big_road(beads: list[Mark], rows: int = 6, cols: int = 20) -> Text:
+    """The big road: a new column each time the winning side changes; ties mark the last cell."""
+    columns: list[list[Mark]] = []
+    tied: set[tuple[int, int]] = set()
+    for m in beads:
+        if m.side is None:
             if columns:
-                columns[-1][-1] = columns[-1][-1].lower()
+                tied.add((len(columns) - 1, len(columns[-1]) - 1))
             continue
-        if columns and columns[-1][0].upper() == w[0].upper():
-            columns[-1].append(w[0].upper())
+        if columns and columns[-1][0].side == m.side:
+            columns[-1].append(m)
         else:
-            columns.append([w[0].upper()])
-    columns = columns[-cols:]
+            columns.append([m])
+    first = max(0, len(columns) - cols)
     out = Text()
     for r in range(rows):
-        for col in columns:
+        for c in range(first, len(columns)):
+            col = columns[c]
             if r < len(col):
-                ch = col[r]
-                style = "bold blue" if ch.upper() == "P" else "bold red"
                 # the letter, not only the colour: a technician's terminal may have none;
                 # lower case marks a tie on that hand
-                out.append(ch, style)
+                ch = col[r].side or "?"
+                out.append(ch.lower() if (c, r) in tied else ch, _road(col[r].style))
             elif r == rows - 1 and len(col) > rows:
                 out.append(str(len(col) - rows), "dim")
             else:
                 out.append(" ")
         out.append("\n")
+    return out
+
+
+def _road(style: str) -> str:
+    """A bead's style on the road: its background colour as the letter's colour."""
+    return "bold " + style.split(" on ")[1] if " on " in style else style
+
+
+def last_results(marks: list[Mark], n: int = 24) -> Text:
+    """The latest results, newest first: the numbers board of a wheel, the totals of a shaker."""
+    out = Text()
+    for m in reversed(marks[-n:]):
+        out.append(f"{m.text:>2} ", m.style)
     return out
 
 
@@ -163,23 +166,17 @@ def render(m: Model, now: float) -> Group:
         head.append(f"  daemon silent {now - m.silent_since:.0f} s", "bold red")
     head.append(f"  {m.events_per_s(now):.1f} ev/s")
     game = Text()
-    game.append(f" shoe {m.shoe or '-'}  hand {m.hand or '-'}  {m.phase}\n", "bold")
-    for box in ("player", "banker", "dragon", "tiger"):
-        if box in m.cards:
-            game.append(f" {box:<7} {' '.join(m.cards[box])}\n")
+    where = "  ".join(f"{k} {v}" for k, v in m.where.items()) or "-"
+    game.append(f" {where}  {m.phase}\n", "bold")
+    for box, cards in m.cards.items():
+        game.append(f" {box:<7} {' '.join(cards)}\n")
     if m.last_result:
         game.append(f" last: {m.last_result}\n", "cyan")
     boards = Table.grid(padding=(0, 2))
-    if m.numbers:
-        nums = Text()
-        for n in m.numbers:
-            style = "bold green" if n == 0 else "bold red" if n in RED else "bold white"
-            nums.append(f"{n:>2} ", style)
-        boards.add_row(Text(" last numbers\n", "bold"), Text(""))
-        boards.add_row(nums, Text(""))
-    else:
-        boards.add_row(Text(" bead plate", "bold"), Text("big road", "bold"))
-        boards.add_row(bead_plate(m.beads), big_road(m.beads))
+    drawn = {"bead plate": bead_plate, "big road": big_road, "last results": last_results}
+    shown = [b for b in m.describe.boards if b in drawn]
+    boards.add_row(*(Text(f" {b}" if i == 0 else b, "bold") for i, b in enumerate(shown)))
+    boards.add_row(*(drawn[b](m.marks) for b in shown))
     devs = Table(box=None, padding=(0, 1), show_edge=False)
     for col in ("device", "health", "frames", "malformed"):
         devs.add_column(col, style="bold" if col == "device" else None)
@@ -212,7 +209,11 @@ def run(a: argparse.Namespace) -> int:
     except StopIteration:
         print(f"no heartbeat from {s.config.bus.publish}: is tabled running?", file=sys.stderr)
         return 3
-    model = Model(s.table)
+    from daemon import games
+
+    game = games.find(s.config.table.game)
+    assert game is not None  # the config names an installed game
+    model = Model(s.table, game.describe)
     end = None if a.seconds is None else time.monotonic() + a.seconds
     if a.json:
         return _stream(follower, end)

@@ -13,6 +13,8 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from daemon.games.baccarat import rules as baccarat
+from daemon.games.baccarat.describe import BaccaratDescriber
+from daemon.games.describe import Describer
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 
 
@@ -37,3 +39,4 @@ class BaccaratTable(ShoeGame):
     name: ClassVar[str] = "baccarat"
     Rules: ClassVar[type[ShoeRules]] = BaccaratRules
     hand_rules: ClassVar[BaccaratHands] = BaccaratHands()  # type: ignore[assignment]
+    describe: ClassVar[Describer] = BaccaratDescriber()

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from daemon.games.describe import Describer
 from daemon.games.dragon_tiger import rules as dragon_tiger
+from daemon.games.dragon_tiger.describe import DragonTigerDescriber
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 
 
@@ -37,3 +39,4 @@ class DragonTigerTable(ShoeGame):
     name: ClassVar[str] = "dragon-tiger"
     Rules: ClassVar[type[ShoeRules]] = ShoeRules
     hand_rules: ClassVar[DragonTigerHands] = DragonTigerHands()  # type: ignore[assignment]
+    describe: ClassVar[Describer] = DragonTigerDescriber()

@@ -26,8 +26,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
+from daemon.games.describe import Describer
 from daemon.games.sicbo import rules as sicbo
+from daemon.games.sicbo.describe import SicBoDescriber
 from daemon.table import (
+    REASON,
     Command,
     CommandSpec,
     Decision,
@@ -101,11 +104,17 @@ class SicBoGame:
     Rules: ClassVar[type[SicBoRules]] = SicBoRules
     State: ClassVar[type[DiceState]] = DiceState
     STATE_VERSION: ClassVar[int] = 1
+    describe: ClassVar[Describer] = SicBoDescriber()
 
     commands: ClassVar[dict[str, CommandSpec]] = {
         "betting.open": spec("open betting for the next round", "dealer", "supervisor"),
         "betting.close": spec("no more bets: the dice may be shaken", "dealer", "supervisor"),
-        "round.void": spec("void the round in play, bets returned: --reason", "supervisor"),
+        "round.void": spec(
+            "void the round in play, bets returned",
+            "supervisor",
+            words=("void", "round"),
+            args=(REASON,),
+        ),
         "round.resume": spec("go on with a paused round: shake again, bets stand", "supervisor"),
     }
 

@@ -1,0 +1,41 @@
+"""How a spin reads: the log line, the recall line, the monitor row and the number on the board."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from daemon.games.describe import Describer, LogLine, Mark
+
+STYLE = {"red": "bold red", "black": "bold white", "green": "bold green"}
+
+
+class RouletteDescriber(Describer):
+    results: ClassVar[frozenset[str]] = frozenset({"spin.result"})
+    voids: ClassVar[frozenset[str]] = frozenset({"spin.void"})
+    key: ClassVar[tuple[str, ...]] = ("spin",)
+    boards: ClassVar[tuple[str, ...]] = ("last results",)
+    routine: ClassVar[frozenset[str]] = Describer.routine | {"wheel.state", "wheel.flags"}
+
+    def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
+        if type_ == "spin.result":
+            return f"spin {d['spin']}: {d.get('pocket', d['number'])} {d['color']}", {
+                "round": d.get("round"),
+                "wheel_spin": d.get("wheel_spin"),
+                "rotor": f"{d.get('rotor_direction')} {d.get('rotor_rpm')} rpm",
+            }
+        return None
+
+    def recall(self, type_: str, d: Mapping[str, Any]) -> str:
+        if type_ != "spin.result":
+            return super().recall(type_, d)
+        return (
+            f"spin {d['spin']} (wheel {d.get('wheel_spin')}): {d.get('pocket', d['number'])} "
+            f"{d['color']}  rotor {d.get('rotor_direction')} {d.get('rotor_rpm')} rpm"
+        )
+
+    def row(self, d: Mapping[str, Any]) -> str:
+        return f"spin {d.get('spin')}: {d.get('pocket', d['number'])} {d.get('color', '')}"
+
+    def mark(self, d: Mapping[str, Any]) -> Mark | None:
+        return Mark(str(d.get("pocket", d["number"])), STYLE.get(d.get("color", ""), ""))
