@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CONFIG ?= config/demo.toml
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench floor lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# the floor (needs nats-server): every fault test, then 20 daemons + 480 fake tables for 60 s
+floor: $(STAMP)
+	$(BIN)/python -m pytest -m floor $(PYTEST_ARGS)
+	$(BIN)/python -m bench.floor
 
 lint: $(STAMP)
 	$(BIN)/ruff check daemon drivers client bridge tests bench

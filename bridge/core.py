@@ -30,6 +30,7 @@ import nats
 import nats.errors
 import nats.js.errors
 import structlog
+import zmq
 import zmq.asyncio
 from nats.js.api import StorageType, StreamConfig
 from tabled_client.chain import GENESIS, ChainBroken
@@ -101,10 +102,13 @@ class FloorBridge:
         self.base = base
         self.links = {t.id: Link(t) for t in cfg.tables}
         self.ctx = zmq.asyncio.Context()
+        # a SUB per table and a DEALER per replay in flight: more than the default 1023
+        self.ctx.set(zmq.MAX_SOCKETS, 4 * len(self.links) + 64)
         self.nc: Any = None
         self.js: Any = None
         self.started = time.time()
         self.nats_state = "connecting"
+        self.nats_disconnects = 0
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     # -- NATS -------------------------------------------------------------------------
@@ -112,6 +116,7 @@ class FloorBridge:
     async def connect(self) -> None:
         async def disconnected() -> None:
             self.nats_state = "disconnected"
+            self.nats_disconnects += 1
             log.warning("nats disconnected")
 
         async def reconnected() -> None:
@@ -280,7 +285,11 @@ class FloorBridge:
             "time": time.time(),
             "pid": os.getpid(),
             "started": self.started,
-            "nats": {"state": self.nats_state, "servers": self.cfg.nats.servers},
+            "nats": {
+                "state": self.nats_state,
+                "servers": self.cfg.nats.servers,
+                "disconnects": self.nats_disconnects,
+            },
             "stream": self.cfg.nats.stream,
             "tables": tables,
         }

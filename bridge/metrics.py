@@ -55,7 +55,9 @@ class StatusCollector:
                 c.add_metric([tid], float(t[k]))
         nats_up = GaugeMetricFamily("tabled_bridge_nats_connected", "1 while NATS is connected")
         nats_up.add_metric([], 1.0 if s["nats"]["state"] == "connected" else 0.0)
-        yield from (lag, lag_s, up, seq, broken, *counters.values(), nats_up)
+        drops = CounterMetricFamily("tabled_bridge_nats_disconnects", "times NATS went away")
+        drops.add_metric([], float(s["nats"]["disconnects"]))
+        yield from (lag, lag_s, up, seq, broken, *counters.values(), nats_up, drops)
 
 
 async def serve(listen: str, status: Callable[[], dict[str, Any]]) -> asyncio.Server:
