@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import urllib.request
 
 import pytest
@@ -124,3 +125,20 @@ def test_a_table_whose_chain_breaks_is_stopped_and_reported_and_the_others_go_on
         assert st["lg-001"]["state"] == "following"
     finally:
         f.close()
+
+
+def test_the_floor_bench_runs_end_to_end_small(tmp_path):
+    """``make floor``'s benchmark on a tiny floor, so it cannot rot (its figures mean nothing here)."""
+    out = tmp_path / "floor.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "bench.floor", "--real", "1", "--fake", "4",
+         "--seconds", "1", "--burst", "2", "--backlog", "40", "--output", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["verified"]["tables"] == 5 and res["verified"]["gapless_once_in_order_chain_ok"]
+    assert res["steady"]["tables_up"] == 5
+    assert res["catch_up"]["events"] == 40 and res["burst"]["events"] == 8
+    for key in ("acked_one_by_one_per_s", "pipelined_per_s"):
+        assert res["raw_jetstream"][key] > 0

@@ -81,6 +81,7 @@ def test_kill_a_table_daemon(floor):
     # the others are not held back while it is down
     settle(floor, skip=(victim.id,))
     victim.start()
+    victim.wait_ready()
     counts = settle(floor)
     assert counts[victim.id] > 0
     # its restart is in the stream too: the crash is on record, in order

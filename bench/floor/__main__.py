@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(f"bench.floor: cannot run: {why}", file=sys.stderr)
         return 1
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="floor-") as tmp:
         f = Floor(Path(tmp), real=a.real, fake=a.fake, pace=a.interval, interval=a.interval)
         try:
@@ -232,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             f.close()
     result = {
+        "load_average_1m": {"start": round(load0, 2), "end": round(os.getloadavg()[0], 2)},
         "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "config": {k: v for k, v in vars(a).items() if k != "output"},

@@ -50,6 +50,24 @@ def _popen(
         out.close()
 
 
+def wait_notify(
+    sock: socket.socket, proc: subprocess.Popen[bytes] | None, timeout: float, log: Path
+) -> None:
+    """Block until READY=1 arrives on ``sock`` (sd_notify), the process exits, or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or (proc is not None and proc.poll() is not None):
+            raise AssertionError(f"no READY=1 from {proc and proc.args}; log:\n{log.read_text()[-3000:]}")
+        sock.settimeout(left)
+        try:
+            msg = sock.recv(4096).decode()
+        except TimeoutError:
+            continue
+        if "READY=1" in msg.split("\n"):
+            return
+
+
 @dataclass
 class RealTable:
     """One tabled daemon on a simulated shoe (baccarat)."""
@@ -104,10 +122,21 @@ level = "warning"
         return cfg
 
     def start(self) -> None:
+        """Launch it; :meth:`wait_ready` waits for its READY=1 (what systemd waits for)."""
+        path = Path(tempfile.mkdtemp(prefix="fn-", dir="/tmp")) / "notify"
+        self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._notify.bind(str(path))
         self.proc = _popen(
             [sys.executable, "-m", "daemon.app", "--config", str(self.folder / "table.toml")],
             self.folder / "daemon.log",
+            extra_env={"NOTIFY_SOCKET": str(path)},
         )
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        try:
+            wait_notify(self._notify, self.proc, timeout, self.folder / "daemon.log")
+        finally:
+            self._notify.close()
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -181,6 +210,19 @@ class Floor:
             t.config(self.pace, self.keys if t.curve else None)
             t.start()
             self.tables.append(t)
+        for t in self.tables:  # started together, waited for together
+            for attempt in range(3):
+                try:
+                    t.wait_ready()
+                    break
+                except AssertionError:
+                    # a port picked free was taken meanwhile (by another process here): new ones
+                    if attempt == 2 or "Address already in use" not in (t.folder / "daemon.log").read_text():
+                        raise
+                    t.publish = f"tcp://127.0.0.1:{free_port()}"
+                    t.replay = f"tcp://127.0.0.1:{free_port()}"
+                    t.config(self.pace, self.keys if t.curve else None)
+                    t.start()
         if self.fake:
             ctl = f"ipc://{self.folder}/loadgen.ctl"
             args = [sys.executable, "-m", "bench.floor.loadgen", "--tables", str(self.fake),
@@ -229,19 +271,7 @@ class Floor:
                 self.folder / "bridge.log",
                 extra_env={"NOTIFY_SOCKET": str(path)},
             )
-            deadline = time.monotonic() + timeout
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0 or self.bridge.poll() is not None:
-                    log = (self.folder / "bridge.log").read_text()[-3000:]
-                    raise AssertionError(f"tabled-bridge did not get ready; log:\n{log}")
-                sock.settimeout(left)
-                try:
-                    msg = sock.recv(4096).decode()
-                except TimeoutError:
-                    continue
-                if "READY=1" in msg.split("\n"):
-                    break
+            wait_notify(sock, self.bridge, timeout, self.folder / "bridge.log")
         path.unlink()
         return self.bridge
 
