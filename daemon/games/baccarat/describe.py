@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from daemon.games.describe import LogLine, Mark
-from daemon.procedures.shoe_describe import ShoeDescriber
+from daemon.procedures.shoe.describe import ShoeDescriber
 
 BEADS = {
     "player": Mark("P", "bold white on blue", "P"),

@@ -22,7 +22,7 @@ import msgspec
 from daemon.cards import CardError, shoe_composition
 from daemon.cards import card as parse_card
 from daemon.games.describe import Describer
-from daemon.procedures.shoe_describe import ShoeDescriber
+from daemon.procedures.shoe.describe import ShoeDescriber
 from daemon.table import (
     REASON,
     Arg,
