@@ -1,11 +1,36 @@
-"""Shoe procedures for card games dealt from a shoe (``game.py``), and how they read (``describe.py``)."""
+"""Shoe procedures for card games dealt from a shoe: pure decide/apply.
 
-from daemon.procedures.shoe.game import (
+Burn, demonstration hands, cut card, shoe change, continuous shuffling, and
+the dealer-error procedures of the house rules, each citing its seed
+(``../shared/RULES.md``; ``docs/procedures.md``). What a hand is — which box
+is due the next card and what the result is — comes from a
+:class:`HandRules` plug, so Baccarat and Dragon Tiger share every procedure.
+
+Phases::
+
+    no-shoe ─shoe.new─▶ burning ─▶ demo ─▶ settling ─open─▶ betting ─close─▶ dealing ─result─▶ settling
+    (paused while a supervisor must enter or accept a card; shoe-ended after the last hand or a void)
+
+One module per job::
+
+    state.py     the house rules (ShoeRules), the state (ShoeState), the hand plug (HandRules)
+    game.py      ShoeGame: decide hands each input to the part whose job it is
+    commands.py  operator commands (betting, shoe change, card entry, voids)
+    dealing.py   cards from the shoe: burn, demo hands, boxes, extra cards, the cut card
+    errors.py    dealer errors: pauses, exposed cards, voids, a lost card reader
+    shuffler.py  the shuffler's reports: counts checked, faults, the door
+    apply.py     one event folded into the state
+    describe.py  how the shoe's events read (log, recall, monitor)
+
+A new shoe procedure goes into the module of its job (``docs/architecture.md``).
+"""
+
+from daemon.procedures.shoe.game import ShoeGame
+from daemon.procedures.shoe.state import (
     IN_HAND,
     HandRules,
     Held,
     Phase,
-    ShoeGame,
     ShoeRules,
     ShoeState,
     burn_count,

@@ -1,0 +1,327 @@
+"""Cards from the shoe: burn, demonstration hands, the hand's boxes, extra cards, the cut card."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from daemon.procedures.shoe.state import (
+    Held,
+    ShoeParts,
+    ShoeState,
+    burn_count,
+)
+from daemon.table import (
+    Decision,
+    TableState,
+    raise_alarm,
+)
+
+
+class ShoeDealing(ShoeParts):
+    """Each card drawn is placed in shoe order; a card that cannot be placed pauses the hand."""
+
+    def _card(
+        self,
+        t: TableState,
+        s: ShoeState,
+        d: Decision,
+        h: Held,
+        *,
+        by: str | None = None,
+        entered: bool = False,
+        accepted: bool = False,
+    ) -> None:
+        if s.paused is not None:
+            # Shoe order decides: a card drawn while an earlier one waits queues behind it.
+            d.add(
+                "card.held",
+                shoe=s.shoe,
+                hand=s.hand,
+                card=h.card,
+                device=h.device,
+                face_up=h.face_up,
+                claimed_box=h.claimed_box,
+                code=h.code,
+                position=len(s.held) + 1,
+                reason="waiting for the card before it",
+            )
+            return
+        if h.card is None:
+            self._pause(
+                t,
+                s,
+                d,
+                "card-entry",
+                [msgspec.to_builtins(h)],
+                "card-unreadable",
+                f"the shoe could not read a card (it sent {h.code!r})",
+                rule="house procedure: a card is never guessed; a supervisor enters it",
+                action="enter the card with `tablectl card <CODE>`, or `tablectl void hand`",
+                device=h.device,
+            )
+            return
+        if s.phase == "no-shoe" or s.phase == "shoe-ended":
+            where = "no shoe is in play" if s.phase == "no-shoe" else f"shoe {s.shoe} has ended"
+            raise_alarm(
+                t,
+                d,
+                "card-out-of-play",
+                f"card {h.card} drawn but {where}",
+                rule="seed 000/001 art. 3.1: hands dealt after the last hand are invalid",
+                action="set the card aside; start a new shoe with `tablectl shoe new`",
+                device=h.device,
+                card=h.card,
+            )
+            d.add(
+                "card.rejected",
+                shoe=s.shoe,
+                card=h.card,
+                device=h.device,
+                reason="no-shoe" if s.phase == "no-shoe" else "after-last-hand",
+            )
+            return
+        if (
+            not accepted
+            and not self.rules.continuous_shuffler
+            and s.seen.get(h.card, 0) >= self.full[h.card]
+        ):
+            self._pause(
+                t,
+                s,
+                d,
+                "decision",
+                [msgspec.to_builtins(h)],
+                "card-count-exceeded",
+                f"card {h.card} would be copy {s.seen.get(h.card, 0) + 1} of {self.full[h.card]} "
+                f"in a {self.rules.decks}-deck shoe",
+                rule="shoe inventory (decks × 52): a card that should not exist (US 8511684)",
+                action="check the card: `tablectl card <CODE>` corrects a misread, "
+                "`tablectl card accept` takes it, `tablectl void hand` voids the hand",
+                device=h.device,
+                card=h.card,
+            )
+            return
+        self._place(t, s, d, h, by=by, entered=entered)
+
+    def _place(
+        self, t: TableState, s: ShoeState, d: Decision, h: Held, *, by: str | None, entered: bool
+    ) -> None:
+        """Assign one card in shoe order: burn, hand card, extra card or misdeal."""
+        card = h.card
+        assert card is not None
+        at = {
+            "shoe": s.shoe,
+            "card": card,
+            "shoe_position": s.out + 1,
+            "device": h.device,
+            "face_up": h.face_up,
+        }
+        if h.claimed_box is not None:
+            at["claimed_box"] = h.claimed_box
+        if entered:
+            at["entered_by"] = by
+        if h.face_up:
+            at["face_up_rule"] = "seed 000/001 art. 4: a reversed card stands"
+        p = s.phase
+        if p == "burning":
+            if s.burn_first_pending:
+                due = burn_count(card)
+                d.add("card.dealt", hand=0, box="burn", position=1, exposed=True, **at)
+                burned: tuple[str, ...] = (card,)
+            else:
+                due = s.burn_due - 1
+                burned = (*s.burned, card)
+                d.add("card.dealt", hand=0, box="burn", position=len(burned), **at)
+            if due <= 0:
+                d.add(
+                    "shoe.burn",
+                    shoe=s.shoe,
+                    cards=list(burned),
+                    count=len(burned),
+                    rule=self._burn_rule(),
+                )
+        elif p == "betting":
+            aid = raise_alarm(
+                t,
+                d,
+                "card-before-betting-closed",
+                f"card {card} left the shoe while betting was open for hand {s.hand}",
+                rule="seed 003 §2.1.6: a hand's first card leaves the shoe only after betting closed",
+                action="`tablectl void hand` returns the bets; or clear the alarm: the card is "
+                "set aside as a burn card and the hand goes on",
+                device=h.device,
+                card=card,
+                hand=s.hand,
+            )
+            d.add("card.dealt", hand=s.hand, box="burn", position=0, misdeal=True, alarm=aid, **at)
+        elif p == "demo" or (p == "settling" and s.demo):
+            if not s.demo:
+                d.add("hand.started", shoe=s.shoe, hand=s.demo_hand + 1, demo=True)
+            self._deal(s, d, at, hand=s.demo_hand + (0 if s.demo else 1), demo=True)
+        elif p == "settling":
+            self._extra_card(t, s, d, h, at)
+        elif p == "dealing":
+            if s.burn_incomplete:
+                d.add("card.dealt", hand=s.hand, box="void", position=1, **at)
+                d.add(
+                    "hand.void",
+                    shoe=s.shoe,
+                    hand=s.hand,
+                    reason="burn-not-completed",
+                    by="table",
+                    rule="seed 002: a shoe dealt without its burn voids the hand and the shoe",
+                    cards={},
+                    demo=False,
+                )
+                d.add(
+                    "shoe.void",
+                    shoe=s.shoe,
+                    reason="burn-not-completed",
+                    by="table",
+                    rule="seed 002: a new shoe is needed",
+                )
+            elif s.burn_due > 0:
+                d.add(
+                    "card.dealt",
+                    hand=s.hand,
+                    box="burn",
+                    position=self.rules.burn_between_hands - s.burn_due + 1,
+                    rule="seed 000/001 art. 8; seed 002: burn before the hand",
+                    **at,
+                )
+            else:
+                self._deal(s, d, at, hand=s.hand, demo=False)
+
+    def _burn_rule(self) -> str:
+        r = self.rules.start_burn
+        if r == "first-card":
+            return "seed 000/001 art. 2.1, seed 002, seed 004: the first card's value says how many to burn"
+        if r == "decks":
+            return "seed 000/001 art. 2.1: as many cards as decks"
+        return f"house rule {r}"
+
+    def _extra_card(
+        self, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]
+    ) -> None:
+        """seed 002: an extra card burns for the next hand; a second is the next hand's first card."""
+        n = s.extra + 1
+        burns = max(1, self.rules.burn_between_hands)
+        if n <= burns:
+            d.add(
+                "card.dealt",
+                hand=s.hand + 1,
+                box="burn",
+                position=n,
+                extra_card=True,
+                rule="seed 002: an extra card drawn when none was due is the next hand's burn card",
+                **at,
+            )
+        elif n == burns + 1:
+            d.add(
+                "card.dealt",
+                hand=s.hand + 1,
+                box=self.hand_rules.boxes[0],
+                position=1,
+                extra_card=True,
+                carried=True,
+                rule="seed 002: the second extra card is the next hand's first card",
+                **at,
+            )
+        else:
+            aid = raise_alarm(
+                t,
+                d,
+                "too-many-extra-cards",
+                f"card {h.card} is extra card {n} drawn between hands",
+                rule="seed 002 covers two extra cards; more is a dealing error (seed 000/001 art. 10)",
+                action="a supervisor decides: clear the alarm to set the card aside, or "
+                "`tablectl void shoe`",
+                device=h.device,
+                card=h.card,
+            )
+            d.add(
+                "card.dealt",
+                hand=s.hand + 1,
+                box="burn",
+                position=n,
+                extra_card=True,
+                misdeal=True,
+                alarm=aid,
+                **at,
+            )
+
+    def _deal(
+        self, s: ShoeState, d: Decision, at: dict[str, Any], *, hand: int, demo: bool
+    ) -> None:
+        boxes = s.boxes or {b: () for b in self.hand_rules.boxes}
+        box = self.hand_rules.next_box(boxes)
+        if box is None:
+            return  # a complete hand is settled in the same decision; nothing is due
+        if at.get("claimed_box") not in (None, box, "third"):
+            at["order_rule"] = (
+                "seed 002, seed 004 §5: shoe order decides, not where the card was put"
+            )
+        position = sum(len(v) for v in boxes.values()) + 1
+        d.add("card.dealt", hand=hand, box=box, position=position, demo=demo, **at)
+        after = {**boxes, box: (*boxes[box], at["card"])}
+        if self.hand_rules.next_box(after) is not None:
+            return
+        data = self.hand_rules.result(after, self.rules, hand)
+        data.update(shoe=s.shoe, hand=hand, demo=demo)
+        if demo:
+            d.add("hand.demo", **data)
+            return
+        d.add("hand.result", **data)
+        if s.last_hand is not None and hand >= s.last_hand:
+            d.add(
+                "shoe.ended",
+                shoe=s.shoe,
+                hands=hand,
+                reason="cut-card",
+                cards_out=s.out + 1,
+                rule="seed 000/001 art. 3.1: the cut card's hand was the last",
+            )
+
+    def _cut_card(self, t: TableState, s: ShoeState, d: Decision, source: str) -> None:
+        if self.rules.continuous_shuffler or s.phase in ("no-shoe", "shoe-ended") or s.cut_card_out:
+            why = (
+                "a continuous shuffler has no cut card (seed 000/001 art. 2.3)"
+                if self.rules.continuous_shuffler
+                else "no shoe is in play"
+                if s.phase == "no-shoe"
+                else "the cut card is already out"
+                if s.cut_card_out
+                else f"shoe {s.shoe} has already ended"
+            )
+            raise_alarm(
+                t,
+                d,
+                "cut-card-unexpected",
+                f"cut card reported but {why}",
+                rule="one cut card per shoe",
+                action="check the shoe and the report's source",
+                severity="warning",
+                device=source,
+            )
+            return
+        if s.phase in ("dealing", "paused") and self.rules.cut_card_rule == "last-hand":
+            last, why = (
+                s.hand,
+                "seed 000/001 art. 3.1: the hand in which the cut card appears is the last",
+            )
+        elif s.phase in ("dealing", "paused"):
+            last, why = s.hand + 1, "house rule one-more-hand: one more hand after the cut card's"
+        else:
+            last = s.hand if s.phase == "betting" else s.hand + 1
+            why = "seed 000/001 art. 3.1: a cut card between hands makes the next hand the last"
+        d.add(
+            "shoe.cut_card",
+            shoe=s.shoe,
+            hand=s.hand,
+            last_hand=last,
+            source=source,
+            rule=why,
+            cards_out=s.out,
+        )
