@@ -25,7 +25,7 @@ from bench.session import ShoeDealer
 from daemon.events import utc_text
 from daemon.journal import Batch, Journal
 
-FORMAT = 1
+FORMAT = 2  # 2: snapshots sealed by a journal.snapshot event
 T0 = 1_793_563_200.0  # 2026-11-01T20:00:00Z
 TABLE = "bench"
 

@@ -2,8 +2,10 @@
 
 Start-up is the time from spawning ``tabled`` (as systemd runs it) to its
 ``READY=1`` on the notify socket: interpreter, imports, config, journal
-recovery (newest snapshot, then verify and apply the events after it), the
-sockets bound. Each case is started three times (the page cache is warm,
+recovery (the whole chain walked unless the journal's seal holds, then the
+newest proven snapshot and the events after it), the sockets bound. The big
+journal is started once more first: that start finds no seal (the file is a
+fresh copy) and walks every event; it is reported on its own. Each case is started three times (the page cache is warm,
 as on a restart; a cold boot also reads the interpreter from disk). The
 import share is the time of ``tabled --version``, which imports the same
 modules and exits.
@@ -44,7 +46,8 @@ def _recovered(log: Path) -> dict[str, Any]:
                 d = json.loads(line)
             except ValueError:
                 continue
-            return {k: d.get(k) for k in ("seconds", "replayed", "from_snapshot", "last_seq")}
+            keys = ("seconds", "sealed", "verified", "replayed", "from_snapshot", "last_seq")
+            return {k: d.get(k) for k in keys}
     return {}
 
 
@@ -163,12 +166,18 @@ def run(*, size: Size = "full", log: Callable[[str], None] = print) -> dict[str,
     cfg, ep = proc.write_config(where, sess, port=pty.path, journal=journal, table=TABLE)
     d: proc.DaemonProcess | None = None
     try:
-        times, rec, d = _starts(cfg, where, starts, pty)
-        out["big"] = _summary(times) | {
+        # The first start on the copied file finds no seal: it walks the whole chain. Every
+        # later start follows a clean stop, finds the seal and skips the walk (daemon/seal.py).
+        times, rec, d = _starts(cfg, where, starts + 1, pty)
+        out["big"] = _summary(times[1:]) | {
             "recovery": rec[-1],
             "journal_mib": journal.stat().st_size >> 20,
+            "unsealed_first_start": {"s": round(times[0], 3), "recovery": rec[0]},
         }
-        log(f"  start-up, {big:,}-event journal: {out['big']['median_s']} s")
+        log(
+            f"  start-up, {big:,}-event journal: {out['big']['median_s']} s sealed, "
+            f"{times[0]:.3f} s walking the whole chain (first start on a copy)"
+        )
         log(f"  replay of {big:,} events to one subscriber …")
         cpu0 = d.cpu_seconds()
         r = replay(ep["replay"], 1, big)

@@ -26,7 +26,7 @@ import zmq.asyncio
 
 from daemon import logs
 from daemon.bus import Bus
-from daemon.config import ConfigError, DeviceConfig, Settings, load
+from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner
@@ -76,6 +76,9 @@ class Daemon:
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
         self.version = package_version()
+        #: the process's exit status: 1 once a task failed and brought the daemon down
+        self.exit_code = 0
+        self._wedged_logged = False
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -94,11 +97,17 @@ class Daemon:
             self.table, self.journal, clock=self.clock, snapshot_every=cfg.journal.snapshot_every
         )
         t0 = time.perf_counter()
-        self.pipeline.recover()
+        try:
+            self.pipeline.recover(progress=self._verifying)
+        except BaseException:
+            self.journal.close()
+            raise
         log.info(
             "journal recovered",
             journal=str(s.journal_path),
             last_seq=self.journal.last_seq,
+            sealed=self.journal.sealed is not None,
+            verified=self.pipeline.stats.verified_events,
             replayed=self.pipeline.stats.recovered_events,
             from_snapshot=self.pipeline.stats.recovered_from_snapshot,
             seconds=round(time.perf_counter() - t0, 3),
@@ -148,7 +157,7 @@ class Daemon:
         self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
         self.pipeline.listeners.append(self._device_actions)
-        self._tasks.append(asyncio.create_task(self.pipeline.run(), name="pipeline"))
+        self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
             {
                 "version": self.version,
@@ -164,11 +173,11 @@ class Daemon:
             self.croupier = Croupier(s.game, self.pipeline.submit)
             self.pipeline.listeners.append(self.croupier.on_events)
             self.croupier.start(self.pipeline.state)
-        self._tasks.append(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        self._watch(asyncio.create_task(self._heartbeat(), name="heartbeat"))
         self.notifier.ready(self.summary())
         wd = self.notifier.watchdog_interval()
         if wd:
-            self._tasks.append(asyncio.create_task(self._watchdog(wd), name="watchdog"))
+            self._watch(asyncio.create_task(self._watchdog(wd), name="watchdog"))
         log.info(
             "tabled ready",
             table=s.table,
@@ -188,7 +197,32 @@ class Daemon:
 
         await self._stop.wait()
         await self.shutdown()
-        return 0
+        return self.exit_code
+
+    def _watch(self, task: asyncio.Task[Any]) -> None:
+        """A background task that ends, other than by shutdown, brings the daemon down."""
+        self._tasks.append(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() or self._stop.is_set():
+            return
+        e = task.exception()
+        what = f"{type(e).__name__}: {e}" if e is not None else "ended"
+        if task.get_name() == "pipeline" and self.pipeline.failed is not None:
+            what = self.pipeline.failed
+        log.error("tabled stops: a task failed", task=task.get_name(), error=what)
+        if not logs.is_json():
+            print(f"tabled: stopping: {task.get_name()} failed: {what}", file=sys.stderr)
+        self.exit_code = 1
+        self._stop.set()
+
+    def _verifying(self, checked: int) -> None:
+        """A long walk of the chain at start-up: tell systemd we are busy, not hung."""
+        self.notifier.notify(
+            EXTEND_TIMEOUT_USEC=30_000_000,
+            STATUS=f"verifying the journal's chain: {checked:,} events so far",
+        )
 
     async def shutdown(self) -> None:
         self.notifier.stopping("stopping")
@@ -205,7 +239,8 @@ class Daemon:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._close_sockets()
         self.pipeline.close()
-        self.journal.close()
+        # Sealed only when this process verified the chain and alone wrote to it since.
+        self.journal.close(seal=self.pipeline.failed is None)
         for link in self.sims.values():
             link.close()
         log.info("tabled stopped", last_seq=self.journal.last_seq)
@@ -410,11 +445,27 @@ class Daemon:
         }
 
     async def _watchdog(self, interval: float) -> None:
-        """Pinged from the loop itself: a blocked loop stops the pings and systemd restarts us."""
+        """The watchdog rule (``docs/operations.md``, Watchdog): ping while the table can work.
+
+        Pinged from the loop itself, so a blocked loop stops the pings. A journal write
+        that fails (full disk, I/O error) keeps them going: it is retried, the inputs are
+        held in order, and a restart would neither mend the disk nor keep those inputs —
+        the failure is in STATUS=, the heartbeat and the alarms instead. A journal write
+        that does not come back (a disk that stopped answering) stops them once it has
+        been in flight longer than one ping interval, and systemd restarts the daemon.
+        A dead pipeline task never pings: it brings the daemon down first.
+        """
         while True:
-            # liveness of the loop, not of the disk: a restart would not mend a full disk and
-            # would lose the inputs held in memory; a failing journal is in STATUS= and alarms
-            self.notifier.watchdog()
+            if self.pipeline.wedged(interval):
+                if not self._wedged_logged:
+                    self._wedged_logged = True
+                    log.error(
+                        "a journal write does not return: watchdog pings stopped",
+                        seconds=round(self.clock.mono() - (self.pipeline.writing_since or 0), 1),
+                    )
+            else:
+                self._wedged_logged = False
+                self.notifier.watchdog()
             self.notifier.status(self.summary())
             await asyncio.sleep(interval)
 
@@ -557,6 +608,14 @@ def main(argv: list[str] | None = None) -> int:
             print(str(e), file=sys.stderr)
         return 2
     logs.setup(settings.config.log.level, settings.config.log.format, table=settings.table)
+    try:
+        prepare_state_dir(settings)
+    except ConfigError as e:
+        if logs.is_json():
+            log.error("tabled refusing to start", config=e.path, problems=e.problems)
+        else:
+            print(f"tabled: refusing to start: {e}", file=sys.stderr)
+        return 2
     return asyncio.run(_run(settings))
 
 

@@ -65,24 +65,27 @@ def _journal_path(a: argparse.Namespace) -> Path:
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
-    from daemon.journal import connect, verify_chain
+    from daemon.journal import verify_file
 
     path = _journal_path(a)
     if not path.exists():
         print(f"no journal at {path}", file=sys.stderr)
         return EXIT_USAGE
-    db = connect(path, readonly=True)
-    checked, problem = verify_chain(db)
-    if problem is not None:
-        print(f"FAILED: {path}: {problem} ({checked} events before it verified)")
+    r = verify_file(path)
+    if r.failure is not None:
+        print(f"FAILED: {r.failure}")
         return EXIT_ATTENTION
-    head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-    if head:
-        print(
-            f"ok: {path}: {checked} events, chain intact, head seq {head[0]} hash {head[1][:16]}…"
-        )
-    else:
+    if not r.head_seq:
         print(f"ok: {path}: empty journal")
+        return EXIT_OK
+    snaps = f"{r.snapshots} snapshot(s) proven by the chain"
+    if r.unsealed:
+        snaps += f", {r.unsealed} older unsealed one(s) not used"
+    assert r.head_hash is not None
+    print(
+        f"ok: {path}: {r.checked} events, chain intact, {snaps}, "
+        f"head seq {r.head_seq} hash {r.head_hash[:16]}…"
+    )
     return EXIT_OK
 
 

@@ -339,6 +339,10 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                 "unix socket allows; set control.endpoint or table.runtime_dir to a shorter path"
             ],
         )
+    journal_path = _resolve(state_dir, cfg.journal.path)
+    problems = _state_problems(state_dir, journal_path, cfg.journal.path)
+    if problems:
+        raise ConfigError(p, problems)
     role_endpoints = {}
     if cfg.control.roles:
         if not endpoint.startswith("ipc://"):
@@ -358,9 +362,53 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
         },
         state_dir=state_dir,
         runtime_dir=runtime_dir,
-        journal_path=_resolve(state_dir, cfg.journal.path),
+        journal_path=journal_path,
         control_endpoint=endpoint,
     )
+
+
+def _state_problems(state_dir: Path, journal: Path, given: str) -> list[str]:
+    """What can be told from the config alone about where the journal goes."""
+    out: list[str] = []
+    for parent in (state_dir, *state_dir.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                out.append(f"table.state_dir: {state_dir}: {parent} is a file, not a directory")
+            break
+    if given.endswith(("/", "\\")) or Path(given).name in ("", ".", ".."):
+        out.append(f"journal.path: {given!r} names a directory, not the journal's file")
+    elif journal.is_dir():
+        out.append(f"journal.path: {journal} is a directory, not the journal's file")
+    elif journal == state_dir or state_dir.is_relative_to(journal):
+        out.append(f"journal.path: {journal} is the state directory itself, not a file in it")
+    return out
+
+
+def prepare_state_dir(settings: Settings) -> None:
+    """Make the state directory (owner-only) and check the daemon can write there.
+
+    One line naming the key for each thing that would otherwise be a traceback later.
+    """
+    src = settings.source
+    d = settings.state_dir
+    jdir = settings.journal_path.parent
+    for key, path in (("table.state_dir", d), ("journal.path", jdir)):
+        try:
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except FileExistsError:
+            raise ConfigError(src, [f"{key}: {path} exists and is not a directory"]) from None
+        except OSError as e:
+            raise ConfigError(src, [f"{key}: cannot create {path}: {e.strerror}"]) from None
+        if not path.is_dir():
+            raise ConfigError(src, [f"{key}: {path} is not a directory"])
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ConfigError(
+                src,
+                [
+                    f"{key}: {path} is not writable by this user (uid {os.getuid()}); "
+                    "it must belong to the daemon's user"
+                ],
+            )
 
 
 def _resolve(base: Path, value: str) -> Path:

@@ -7,19 +7,39 @@ transaction commits. Rows carry a SHA-256 hash chain so that an altered,
 removed or reordered row is found by :func:`verify`. Snapshots of the table
 state, written in the same transaction as the event they follow, keep start
 time flat however long the journal grows; the events stay the truth and a
-snapshot is used only when its hash matches the event row it claims.
+snapshot is used only when the chain proves it: each one is written with a
+``journal.snapshot`` event that carries the SHA-256 of the state bytes, so
+altering a snapshot breaks the chain as surely as altering an event.
+
+A file that is not a journal this daemon wrote (empty, cut short, random
+bytes, another SQLite database, garbage in ``meta``) is refused with one line
+naming it, never replaced; a new journal is built beside its final name and
+renamed into place, so a crash while creating one leaves no half-made file.
+One daemon per journal: an exclusive ``fcntl`` lock on ``<journal>.lock``.
+Longer than a few hundred lines because opening, appending and verifying are
+one file format's rules and read best together.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
+import os
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from daemon import faults
-from daemon.events import GENESIS, Draft, Event, check, decode, seal
+from daemon import seal as seals
+from daemon.events import GENESIS, Draft, Event, check, decode, draft, seal
+
+#: the event that seals a snapshot into the chain (``docs/events.md``)
+SNAPSHOT_EVENT = "journal.snapshot"
+#: snapshots kept (the newest ones); older ones are removed in the same transaction
+KEEP_SNAPSHOTS = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,31 +97,156 @@ def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
 class Journal:
     """Append-only writer and reader of one table's events."""
 
-    def __init__(self, path: str | Path, table: str) -> None:
+    def __init__(self, path: str | Path, table: str, *, lock: bool = True) -> None:
         self.path = str(path)
         self.table = table
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.db = connect(self.path)
-        self.db.executescript(_SCHEMA)
-        meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
-        if not meta:
-            self.journal_id = uuid.uuid4().hex
-            with self._tx():
-                self.db.executemany(
-                    "INSERT INTO meta VALUES (?, ?)",
-                    [("table", table), ("journal_id", self.journal_id), ("format", "1")],
-                )
+        self._lock_fd: int | None = None
+        #: the seal found when the journal was opened, if the file was exactly the sealed one
+        self.sealed: dict[str, object] | None = None
+        if self.path == ":memory:":
+            self.db = connect(self.path)
+            self.db.executescript(_SCHEMA)
+            self.journal_id = self._init_meta(self.db)
         else:
-            if meta.get("table") != table:
-                raise JournalError(
-                    f"{self.path} is the journal of table {meta.get('table')!r}, "
-                    f"not {table!r}: point [journal] path at this table's own file"
-                )
-            self.journal_id = meta["journal_id"]
-        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            p = Path(self.path)
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as e:
+                raise JournalError(f"journal {p}: cannot create {p.parent}: {e}") from None
+            if lock:
+                self._lock(p)
+            try:
+                self.sealed = seals.matches(p)
+                seals.remove(p)  # from here on this process may write: the old seal is void
+                if not p.exists():
+                    self._create(p)
+                self.db, self.journal_id = self._open(p)
+            except BaseException:
+                self._unlock()
+                raise
+        try:
+            row = self.db.execute(
+                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            self._unlock()
+            raise JournalError(damaged(self.path, f"cannot be read ({e})")) from None
         self.last_seq: int = row[0] if row else 0
         self.last_hash: str = row[1] if row else GENESIS
+        if self.sealed is not None and (
+            self.sealed.get("seq"),
+            self.sealed.get("hash"),
+            self.sealed.get("journal_id"),
+        ) != (self.last_seq, self.last_hash, self.journal_id):
+            self.sealed = None
+
+    # -- opening ---------------------------------------------------------------
+
+    def _lock(self, p: Path) -> None:
+        lp = Path(f"{p}.lock")
+        try:
+            fd = os.open(lp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise JournalError(
+                f"journal {p}: cannot create its lock file {lp}: {e.strerror}"
+            ) from None
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EACCES, errno.EAGAIN):
+                os.close(fd)
+                raise JournalError(f"journal {p}: cannot lock {lp}: {e.strerror}") from None
+            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise JournalError(
+                f"journal {p} is in use by another tabled (pid {other}, lock {lp}): one daemon "
+                "per journal; stop the other one, or give this table its own [table] state_dir"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the descriptor releases the fcntl lock
+            self._lock_fd = None
+
+    def _init_meta(self, db: sqlite3.Connection) -> str:
+        journal_id = uuid.uuid4().hex
+        with _Tx(db):
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("table", self.table), ("journal_id", journal_id), ("format", "1")],
+            )
+        return journal_id
+
+    def _create(self, p: Path) -> None:
+        """A new journal, made under a temporary name and renamed into place when complete."""
+        tmp = p.with_name(p.name + ".new")
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            leftover.unlink(missing_ok=True)
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner-only
+            db = connect(tmp)
+            db.executescript(_SCHEMA)
+            self._init_meta(db)
+            db.close()
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, p)
+            dfd = os.open(p.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except (OSError, sqlite3.Error) as e:
+            raise JournalError(f"journal {p}: cannot create it: {e}") from None
+
+    def _open(self, p: Path) -> tuple[sqlite3.Connection, str]:
+        if p.is_dir():
+            raise JournalError(f"journal {p} is a directory, not a journal file")
+        if p.stat().st_size == 0:
+            raise JournalError(damaged(p, "is empty (0 bytes)"))
+        for f in (p, p.parent):
+            if not os.access(f, os.W_OK):
+                raise JournalError(
+                    f"journal {p}: {f} is not writable by this user (uid {os.getuid()}); "
+                    "the state directory and the journal must belong to the daemon's user"
+                )
+        # Looked at read-only first: a file that turns out not to be a journal is left as found.
+        try:
+            ro = connect(p, readonly=True)
+        except sqlite3.Error as e:
+            raise JournalError(damaged(p, f"cannot be opened ({e})")) from None
+        try:
+            tables = {
+                r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if not {"meta", "events"} <= tables:
+                raise JournalError(damaged(p, "is a SQLite database but not a tabled journal"))
+            meta = dict(ro.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as e:
+            raise JournalError(damaged(p, f"is not a readable SQLite database ({e})")) from None
+        finally:
+            ro.close()
+        what = meta_problem(meta)
+        if what is not None:
+            raise JournalError(damaged(p, what))
+        if meta["table"] != self.table:
+            raise JournalError(
+                f"{p} is the journal of table {meta['table']!r}, "
+                f"not {self.table!r}: point [journal] path at this table's own file"
+            )
+        try:
+            db = connect(p)
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as e:
+            raise JournalError(damaged(p, f"cannot be opened for writing ({e})")) from None
+        return db, str(meta["journal_id"])
 
     # -- writing ---------------------------------------------------------------
 
@@ -131,40 +276,173 @@ class Journal:
                 rows.append((seq, ev.type, raw, ev.hash))
         if not rows:
             return events
+        if snapshot is not None:
+            # The state after the last event, sealed into the chain by its digest; the
+            # snapshot event changes no state, so the state after it is the same.
+            version, state = snapshot
+            seq += 1
+            ev, raw = seal(
+                table=self.table,
+                seq=seq,
+                draft=draft(SNAPSHOT_EVENT, snapshot_data(version, state)),
+                time=batches[-1].time,
+                mono=None,
+                prev=prev,
+            )
+            prev = ev.hash
+            events.append(ev)
+            rows.append((seq, ev.type, raw, ev.hash))
         faults.before_commit()
         with self._tx():
+            faults.in_commit("insert")
             self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
             # The head, kept beside the chain, is what shows a removed last row.
+            faults.in_commit("head")
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (f"{seq}:{prev}",))
             if snapshot is not None:
+                faults.in_commit("snapshot")
                 self.db.execute(
                     "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)",
                     (seq, prev, snapshot[0], snapshot[1]),
                 )
+                # Pruning is part of the commit: it fails, and is retried, with it.
+                faults.in_commit("prune")
+                self.db.execute(
+                    "DELETE FROM snapshots WHERE seq NOT IN "
+                    "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                    (KEEP_SNAPSHOTS,),
+                )
+            faults.in_commit("commit")
         self.last_seq, self.last_hash = seq, prev
         return events
 
-    def close(self) -> None:
+    def close(self, *, seal: bool = False) -> None:
+        """Close; with ``seal``, leave the proof that the file is as this daemon left it.
+
+        Seal only a journal whose chain was verified when it was opened and that was
+        written by nothing but this process since (the daemon's clean stop).
+        """
         self.db.close()
+        if seal and self.path != ":memory:":
+            try:
+                seals.write(self.path, self.journal_id, self.last_seq, self.last_hash)
+            except OSError:
+                pass  # no seal: the next start walks the whole chain, nothing worse
+        self._unlock()
 
     # -- reading ---------------------------------------------------------------
 
     def latest_snapshot(self, version: str) -> tuple[int, str, bytes] | None:
-        """The newest snapshot of this state version whose hash matches its event row."""
-        row = self.db.execute(
-            "SELECT s.seq, s.hash, s.state FROM snapshots s JOIN events e ON e.seq = s.seq "
-            "WHERE s.version = ? AND s.hash = e.hash ORDER BY s.seq DESC LIMIT 1",
-            (version,),
-        ).fetchone()
-        return (row[0], row[1], row[2]) if row else None
+        """The newest snapshot of this state version that the chain proves.
 
-    def prune_snapshots(self, keep: int = 3) -> None:
+        Raises :class:`JournalError` for a snapshot that the chain contradicts (altered);
+        skips those of another state version and old ones written before snapshots were
+        sealed (their state is not proven: the events after an older one are replayed).
+        """
+        for seq, h, ver, state in self.db.execute(
+            "SELECT seq, hash, version, state FROM snapshots ORDER BY seq DESC"
+        ):
+            what = snapshot_problem(self.db, seq, h, ver, state)
+            if what == UNSEALED or (what is None and ver != version):
+                continue
+            if what is not None:
+                raise JournalError(
+                    f"journal {self.path}: the snapshot at seq {seq} {what}; the daemon will not "
+                    "start from it. Keep the file for the investigation; `tablectl verify` "
+                    "names every problem"
+                )
+            return seq, h, bytes(state)
+        return None
+
+    def prune_snapshots(self, keep: int = KEEP_SNAPSHOTS) -> None:
         with self._tx():
             self.db.execute(
                 "DELETE FROM snapshots WHERE seq NOT IN "
                 "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
                 (keep,),
             )
+
+
+def damaged(path: str | Path, what: str) -> str:
+    """One line: which file, what is wrong with it, and how to go on."""
+    return (
+        f"journal {path} {what}: the daemon will not replace it or append to it. Keep it for "
+        f"the investigation; restore the last good copy from a backup, or move it aside "
+        f"(mv {path} {path}.damaged) to start a new journal at seq 1"
+    )
+
+
+def meta_problem(meta: dict[str, str]) -> str | None:
+    for key in ("table", "journal_id", "format"):
+        if not isinstance(meta.get(key), str) or not meta[key]:
+            return f"has no {key!r} in its meta table"
+    if meta["format"] != "1":
+        return f"has format {meta['format']!r} in its meta table (this daemon reads format 1)"
+    head = meta.get("head")
+    if head is not None and parse_head(head) is None:
+        return f"has a garbled 'head' in its meta table ({str(head)[:40]!r})"
+    return None
+
+
+def parse_head(value: object) -> tuple[int, str] | None:
+    """``SEQ:HASH`` as written by :meth:`Journal.append`, or None if it is not that."""
+    seq, sep, h = str(value).partition(":")
+    if not sep or not seq.isdigit() or len(h) != 64:
+        return None
+    try:
+        bytes.fromhex(h)
+    except ValueError:
+        return None
+    return int(seq), h
+
+
+def snapshot_data(version: str, state: bytes) -> dict[str, object]:
+    return {
+        "state_version": version,
+        "sha256": hashlib.sha256(state).hexdigest(),
+        "bytes": len(state),
+    }
+
+
+#: a snapshot written before snapshots were sealed into the chain: not proven, not used
+UNSEALED = "was written before snapshots were sealed into the chain"
+
+
+def snapshot_problem(
+    db: sqlite3.Connection, seq: int, h: str, version: str, state: bytes
+) -> str | None:
+    """What is wrong with one snapshot row, :data:`UNSEALED`, or None when the chain proves it."""
+    row = db.execute("SELECT body, hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    if row is None:
+        return "has no event at its seq"
+    body, row_hash = row
+    if row_hash != h:
+        return "does not carry the hash of the event at its seq"
+    try:
+        fields = decode(body if isinstance(body, bytes) else str(body).encode())
+    except Exception:
+        return "belongs to an event that is not readable"
+    if fields.type != SNAPSHOT_EVENT:
+        return UNSEALED
+    if fields.data != snapshot_data(version, bytes(state)):
+        return "is not the state sealed in the chain at that seq (it was altered)"
+    return None
+
+
+def verify_snapshots(db: sqlite3.Connection) -> tuple[int, int, Problem | None]:
+    """Every stored snapshot against the chain: (proven, unsealed, first problem)."""
+    proven = unsealed = 0
+    for seq, h, ver, state in db.execute(
+        "SELECT seq, hash, version, state FROM snapshots ORDER BY seq"
+    ).fetchall():
+        what = snapshot_problem(db, seq, h, ver, state)
+        if what == UNSEALED:
+            unsealed += 1
+        elif what is not None:
+            return proven, unsealed, Problem(seq, f"snapshot {what}")
+        else:
+            proven += 1
+    return proven, unsealed, None
 
 
 class _Tx:
@@ -224,7 +502,10 @@ def read_events(db: sqlite3.Connection, start: int = 1, stop: int | None = None)
 
 
 def verify_chain(
-    db: sqlite3.Connection, start: int = 1, prev: str = GENESIS
+    db: sqlite3.Connection,
+    start: int = 1,
+    prev: str = GENESIS,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[int, Problem | None]:
     """Walk the chain from ``start`` (whose predecessor hash is ``prev``).
 
@@ -238,16 +519,20 @@ def verify_chain(
     if own_tx:
         db.execute("BEGIN")
     try:
-        return _verify(db, start, prev)
+        return _verify(db, start, prev, progress)
     finally:
         if own_tx:
             db.execute("COMMIT")
 
 
-def _verify(db: sqlite3.Connection, start: int, prev: str) -> tuple[int, Problem | None]:
+def _verify(
+    db: sqlite3.Connection, start: int, prev: str, progress: Callable[[int], None] | None
+) -> tuple[int, Problem | None]:
     expected = start
     checked = 0
     for seq, body, row_hash in _rows(db, start):
+        if progress is not None and not checked % 100_000:
+            progress(checked)
         if seq != expected:
             return checked, Problem(expected, f"missing (the next event stored is seq {seq})")
         if not isinstance(body, bytes):  # a row rewritten by hand may come back as TEXT
@@ -264,7 +549,10 @@ def _verify(db: sqlite3.Connection, start: int, prev: str) -> tuple[int, Problem
         checked += 1
     head = db.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
     if head is not None:
-        head_seq, _, head_hash = head[0].partition(":")
+        parsed = parse_head(head[0])
+        if parsed is None:
+            return checked, Problem(expected, "the journal's recorded head is garbled")
+        head_seq, head_hash = parsed
         if int(head_seq) >= expected:
             return checked, Problem(expected, f"missing (the journal's head is seq {head_seq})")
         if int(head_seq) < expected - 1:
@@ -278,3 +566,76 @@ def _rows(db: sqlite3.Connection, start: int) -> Iterator[tuple[int, bytes, str]
     cur = db.execute("SELECT seq, body, hash FROM events WHERE seq >= ? ORDER BY seq", (start,))
     while rows := cur.fetchmany(2000):
         yield from rows
+
+
+def verify_file(path: str | Path, progress: Callable[[int], None] | None = None) -> VerifyResult:
+    """The whole journal file: opened read-only, its meta, chain and snapshots checked.
+
+    Never raises for a damaged file: what is wrong is the result.
+    """
+    p = Path(path)
+    if not p.exists():
+        return VerifyResult(str(p), 0, f"journal {p} does not exist")
+    if p.is_dir():
+        return VerifyResult(str(p), 0, f"journal {p} is a directory, not a journal file")
+    if p.stat().st_size == 0:
+        return VerifyResult(str(p), 0, damaged(p, "is empty (0 bytes)"))
+    try:
+        db = connect(p, readonly=True)
+    except sqlite3.Error as e:
+        return VerifyResult(str(p), 0, f"journal {p} cannot be opened: {e}")
+    try:
+        try:
+            tables = {
+                r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        except sqlite3.DatabaseError as e:
+            return VerifyResult(str(p), 0, damaged(p, f"is not a readable SQLite database ({e})"))
+        if not {"meta", "events"} <= tables:
+            return VerifyResult(
+                str(p), 0, damaged(p, "is a SQLite database but not a tabled journal")
+            )
+        try:
+            what = meta_problem(dict(db.execute("SELECT key, value FROM meta").fetchall()))
+            if what is not None:
+                return VerifyResult(str(p), 0, damaged(p, what))
+            checked, problem = verify_chain(db, progress=progress)
+            if problem is not None:
+                return VerifyResult(
+                    str(p),
+                    checked,
+                    f"{p}: {problem} ({checked} events before it verified)",
+                    problem,
+                )
+            proven = unsealed = 0
+            if "snapshots" in tables:
+                proven, unsealed, problem = verify_snapshots(db)
+                if problem is not None:
+                    return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
+            head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as e:
+            return VerifyResult(str(p), 0, damaged(p, f"cannot be read ({e})"))
+    finally:
+        db.close()
+    return VerifyResult(
+        str(p),
+        checked,
+        None,
+        None,
+        proven,
+        unsealed,
+        head[0] if head else 0,
+        head[1] if head else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    path: str
+    checked: int
+    failure: str | None
+    problem: Problem | None = None
+    snapshots: int = 0
+    unsealed: int = 0
+    head_seq: int = 0
+    head_hash: str | None = None

@@ -11,6 +11,7 @@ nothing and advances nothing.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -21,8 +22,8 @@ from typing import Any
 import structlog
 
 from daemon import faults
-from daemon.events import Event, utc_text
-from daemon.journal import Batch, Journal, JournalError, read_events, verify_chain
+from daemon.events import Event, decode, utc_text
+from daemon.journal import Batch, Journal, JournalError, damaged, read_events, verify_chain
 from daemon.table import Decision, Input, Table, TableState
 
 log = structlog.get_logger("pipeline")
@@ -74,8 +75,21 @@ class Stats:
     last_error: str | None = None
     recovered_events: int = 0
     recovered_from_snapshot: int = 0
+    #: events whose hashes were walked at start-up (0 when the journal's seal held)
+    verified_events: int = 0
     dropped: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PipelineFailed(JournalError):
+    """The writer cannot go on; the daemon must stop (``docs/reliability.md``)."""
+
+
+def retryable(e: BaseException) -> bool:
+    """A disk that refuses a write now may take it later; nothing else gets better by retrying."""
+    if isinstance(e, sqlite3.IntegrityError):
+        return False
+    return isinstance(e, OSError | sqlite3.OperationalError)
 
 
 class Pipeline:
@@ -108,40 +122,57 @@ class Pipeline:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
         self._closed = False
         self.healthy = True
+        #: why the writer stopped for good (set once; the daemon stops)
+        self.failed: str | None = None
+        #: monotonic time a journal write was handed to the writer thread, while it runs
+        self.writing_since: float | None = None
+        #: the journal's last event was not ``daemon.stopped``: the last run ended badly
+        self.crashed = False
 
     # -- recovery ---------------------------------------------------------------------
 
-    def recover(self) -> None:
-        """Rebuild the state from the journal: newest valid snapshot, then the events after it.
+    def recover(self, progress: Callable[[int], None] | None = None) -> None:
+        """Rebuild the state from the journal: newest proven snapshot, then the events after it.
 
-        The chain after the snapshot is verified on the way; a broken chain stops the
-        start (appending to it would hide the damage).
+        The whole chain is walked first unless the journal's seal shows the file is
+        exactly the one a clean stop left (``daemon/seal.py``); a broken chain, a snapshot
+        the chain contradicts or an unreadable row stops the start (appending would hide
+        the damage).
         """
         j = self.journal
-        snap = j.latest_snapshot(self.table.state_version)
-        start, prev = 1, "0" * 64
-        if snap is not None:
-            seq, h, raw = snap
-            try:
-                self.state = self.table.decode_state(raw)
-                start, prev = seq + 1, h
-                self.stats.recovered_from_snapshot = seq
-            except Exception as e:  # an unreadable snapshot is skipped, the events are the truth
-                log.warning(
-                    "snapshot unreadable, replaying the whole journal", seq=seq, error=str(e)
-                )
-                self.state = self.table.initial()
-        _, problem = verify_chain(j.db, start, prev)
-        if problem is not None:
-            raise JournalError(
-                f"journal {j.path} is damaged at {problem}; the daemon will not append to a "
-                "broken chain. Run `tablectl verify` and keep the file for the investigation."
-            )
-        n = 0
-        for ev in read_events(j.db, start):
-            self.state = self.table.apply(self.state, ev.type, ev.data)
-            n += 1
-        self.stats.recovered_events = n
+        try:
+            if j.sealed is None:
+                checked, problem = verify_chain(j.db, progress=progress)
+                if problem is not None:
+                    raise JournalError(
+                        f"journal {j.path} is damaged at {problem}; the daemon will not append "
+                        "to a broken chain. Run `tablectl verify` and keep the file for the "
+                        "investigation"
+                    )
+                self.stats.verified_events = checked
+            snap = j.latest_snapshot(self.table.state_version)
+            start = 1
+            if snap is not None:
+                seq, _, raw = snap
+                try:
+                    self.state = self.table.decode_state(raw)
+                    start = seq + 1
+                    self.stats.recovered_from_snapshot = seq
+                except Exception as e:  # proven but unreadable by this build: replay it all
+                    log.warning(
+                        "snapshot unreadable, replaying the whole journal", seq=seq, error=str(e)
+                    )
+                    self.state = self.table.initial()
+            n = 0
+            for ev in read_events(j.db, start):
+                self.state = self.table.apply(self.state, ev.type, ev.data)
+                n += 1
+            self.stats.recovered_events = n
+            last = j.db.execute("SELECT body FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise JournalError(damaged(j.path, f"cannot be read ({e})")) from None
+        # From the chain, not from the snapshot: a snapshot cannot make a crash look clean.
+        self.crashed = last is not None and _type_of(last[0]) != "daemon.stopped"
 
     # -- input -------------------------------------------------------------------------
 
@@ -177,7 +208,7 @@ class Pipeline:
 
     async def started(self, info: dict[str, Any]) -> list[Event]:
         """Commit ``daemon.started`` (and what the game does on a restart) before any input."""
-        d = self.table.started(self.state, info)
+        d = self.table.started(self.state, info, crashed=self.crashed)
         return await self._commit([(d, None)], [d.drafts])
 
     # -- the writer loop ----------------------------------------------------------------
@@ -190,17 +221,63 @@ class Pipeline:
                 items = [
                     self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))
                 ]
-                await self._process(items)
+                try:
+                    await self._process(items)
+                except BaseException as e:
+                    self._fail(e, items)
+                    raise
+
+    def _fail(self, e: BaseException, items: list[_Item]) -> None:
+        """The writer stops for good: say why, and answer everyone who waits."""
+        if self.failed is None:
+            what = e if isinstance(e, PipelineFailed) else f"{type(e).__name__}: {e}"
+            self.failed = str(what)
+        self.healthy = False
+        self._closed = True
+        if not isinstance(e, asyncio.CancelledError):
+            log.error("the pipeline stopped", error=self.failed)
+        for it in [*items, *self._inbox]:
+            if it.future is not None and not it.future.done():
+                it.future.set_exception(JournalError(f"not committed: {self.failed}"))
+            if it.mark is not None and not it.mark.done():
+                it.mark.cancel()
+        self._inbox.clear()
 
     async def drain(self, info: dict[str, Any] | None = None) -> None:
         """Stop taking inputs, commit what is queued, then ``daemon.stopped`` (shutdown)."""
         self._closed = True
-        while self._inbox:
-            items = [self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))]
-            await self._process(items)
-        if info is not None:
-            d = self.table.stopped(self.state, info)
-            await self._commit([(d, None)], [d.drafts])
+        if self.failed is None:
+            try:
+                while self._inbox:
+                    items = [
+                        self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))
+                    ]
+                    try:
+                        await self._process(items)
+                    except BaseException as e:
+                        self._fail(e, items)
+                        raise
+            except PipelineFailed:
+                pass
+        else:
+            self._fail(RuntimeError(self.failed), [])
+        if info is None:
+            return
+        d = self.table.stopped(self.state, info)
+        if self.failed is None:
+            try:
+                await self._commit([(d, None)], [d.drafts])
+            except PipelineFailed:
+                pass
+            return
+        # The writer failed: one plain try, so the journal says the stop was seen if it can.
+        batch = Batch(drafts=d.drafts, time=utc_text(self.clock.wall()), mono=None)
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self._writer, self.journal.append, [batch], None
+            )
+        except Exception as e:
+            log.error("daemon.stopped not committed", error=f"{type(e).__name__}: {e}")
 
     async def _process(self, items: list[_Item]) -> None:
         state = self.state
@@ -247,9 +324,26 @@ class Pipeline:
         attempt = 0
         while True:
             try:
-                events = await loop.run_in_executor(self._writer, j.append, batches, snapshot)
+                self.writing_since = self.clock.mono()
+                try:
+                    events = await loop.run_in_executor(self._writer, j.append, batches, snapshot)
+                finally:
+                    self.writing_since = None
                 break
             except Exception as e:
+                if not retryable(e):
+                    # Not a disk that may take it later (another writer's rows, a damaged
+                    # file, a bug): retrying forever would wedge the table behind live
+                    # heartbeats. Nothing of this batch was committed or published.
+                    self.stats.last_error = f"{type(e).__name__}: {e}"
+                    self.healthy = False
+                    self._journal_state(False)
+                    failure = PipelineFailed(
+                        f"journal {j.path}: commit refused ({self.stats.last_error}); "
+                        "the daemon stops: this is not a full disk and retrying would not help"
+                    )
+                    self.failed = self.failed or str(failure)
+                    raise failure from e
                 # Nothing committed: nothing published, the state stays where the journal is.
                 # The same decisions are retried, in order, until the disk takes them; new
                 # inputs wait behind them (bounded), so a short failure loses nothing.
@@ -281,8 +375,6 @@ class Pipeline:
         self.state = tentative
         self.stats.events += len(events)
         self.stats.commits += 1
-        if snapshot is not None:
-            j.prune_snapshots()
         for listener in self.listeners:
             try:
                 listener(events)
@@ -312,8 +404,20 @@ class Pipeline:
             except Exception:
                 log.exception("journal state listener failed")
 
+    def wedged(self, limit: float) -> bool:
+        """A journal write has been in the writer thread for more than ``limit`` seconds."""
+        since = self.writing_since
+        return since is not None and self.clock.mono() - since > limit
+
     def close(self) -> None:
         self._writer.shutdown(wait=True)
+
+
+def _type_of(raw: bytes | str) -> str:
+    try:
+        return decode(raw if isinstance(raw, bytes) else raw.encode()).type
+    except Exception:
+        return ""
 
 
 def _mono_of(it: _Item | None) -> float | None:

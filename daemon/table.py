@@ -287,12 +287,18 @@ class Table:
             d.drafts.clear()
         return d
 
-    def started(self, t: TableState, info: dict[str, Any]) -> Decision:
-        """The daemon (re)started on this state: say so, and let the game react (seed 003 §2.1.8)."""
+    def started(
+        self, t: TableState, info: dict[str, Any], *, crashed: bool | None = None
+    ) -> Decision:
+        """The daemon (re)started on this state: say so, and let the game react (seed 003 §2.1.8).
+
+        ``crashed``: the last run never said ``daemon.stopped`` (it crashed or lost power),
+        so the game may have to void what was in play. The pipeline reads it from the
+        journal's last event; without it, the state's ``running`` flag says the same.
+        """
         d = Decision(base=t, fold=self.apply)
-        # ``running`` still set means the last run never said ``daemon.stopped``: it crashed
-        # or lost power, and the game may have to void what was in play.
-        crashed = t.running
+        if crashed is None:
+            crashed = t.running
         d.add("daemon.started", clean=not crashed, **info)
         hook = getattr(self.game, "on_restart", None)
         if hook is not None and crashed:

@@ -44,6 +44,14 @@ class DaemonStoppedData(Data):
     reason: str
 
 
+class JournalSnapshotData(Data):
+    """The table state saved with this event, sealed into the chain by its digest."""
+
+    state_version: str
+    sha256: Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
+    bytes: Annotated[int, Meta(ge=0)]
+
+
 class DeviceLinkData(Data):
     """``device.connected``, ``device.stale``, ``device.disconnected``; what the transport opened."""
 
@@ -544,6 +552,7 @@ class Event(msgspec.Struct, kw_only=True, frozen=True, tag_field="type"):
 DATA: Final[dict[str, type[Data]]] = {
     "daemon.started": DaemonStartedData,
     "daemon.stopped": DaemonStoppedData,
+    "journal.snapshot": JournalSnapshotData,
     "device.connected": DeviceLinkData,
     "device.stale": DeviceLinkData,
     "device.disconnected": DeviceLinkData,
