@@ -18,11 +18,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from daemon.games.baccarat_table import BaccaratRules, BaccaratTable
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 
 from daemon import journal as journal_mod
 from daemon.events import Draft
+from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError
 from daemon.pipeline import Pipeline
 from daemon.subscriber import Follower
