@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 from bench.floor.harness import BIN, Floor, Mismatch, run, verify
-from bench.floor.natsd import available
+from bench.floor.natsd import available, stream_events
 from bridge.config import load
 from daemon.config import ConfigError
 
@@ -142,3 +142,25 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
     assert res["catch_up"]["events"] == 40 and res["burst"]["events"] == 8
     for key in ("acked_one_by_one_per_s", "pipelined_per_s"):
         assert res["raw_jetstream"][key] > 0
+
+
+def test_a_replaced_journal_starts_the_table_over_under_its_new_journal_id(tmp_path):
+    f = Floor(tmp_path / "floor", real=0, fake=2, interval=0.1)
+    try:
+        f.start(deal=False)
+        assert f.control is not None and f.nats is not None
+        f.control("burst", n=6)
+        f.start_bridge()
+        old = f.heads()["lg-001"][0]
+        run(verify(f.nats.url, f.heads(), timeout=60))
+        new = f.control("replace", table="lg-001")["journal_id"]
+        f.control("burst", n=4)
+        run(verify(f.nats.url, f.heads(), timeout=60))  # both journals, each chain from seq 1
+        msgs = run(stream_events(f.nats.url))["lg-001"]
+        ids = [h["Nats-Msg-Id"] for h, _ in msgs]
+        assert ids == [f"lg-001:{old}:{s}" for s in range(1, 7)] + [
+            f"lg-001:{new}:{s}" for s in range(1, 5)
+        ]
+        assert json.loads(_status(f)[1])["tables"]["lg-001"]["journal_changes"] == 1
+    finally:
+        f.close()

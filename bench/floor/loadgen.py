@@ -13,6 +13,8 @@ jitter (a live table's rate). Controlled over a REP socket with JSON commands:
 - ``{"cmd": "backlog", "table": T, "n": N}``: T deals N cards while cut (an hour offline)
 - ``{"cmd": "tamper", "table": T, "seq": N}``: edit event N in T's journal (a replay then
   sends bytes whose hash does not match: what a chain check must catch)
+- ``{"cmd": "replace", "table": T}``: T starts a new journal (a new journal id, seqs from 1),
+  as a table whose journal file was replaced
 - ``{"cmd": "heads"}``: ``{table: [journal_id, last_seq, last_hash]}``
 - ``{"cmd": "stop"}``
 
@@ -177,6 +179,11 @@ class LoadGen:
                 for _ in range(int(q["n"])):
                     t.deal()
             return {"ok": True}
+        if cmd == "replace":
+            t = self.tables[q["table"]]
+            t.journal, t.last_hash, t.journal_id = [], GENESIS, uuid.uuid4().hex
+            t.hand, t.position = 1, 0
+            return {"ok": True, "journal_id": t.journal_id}
         if cmd == "tamper":
             t = self.tables[q["table"]]
             i = int(q["seq"]) - 1

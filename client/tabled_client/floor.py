@@ -23,7 +23,7 @@ import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from tabled_client.chain import GENESIS, Chain, ChainBroken
+from tabled_client.chain import GENESIS, Chain
 from tabled_client.events import Event, decode
 
 STREAM = "TABLES"
@@ -64,7 +64,7 @@ class FloorFollower:
         prefix: str = PREFIX,
         anchor: Literal["genesis", "first"] = "genesis",
         heads: dict[str, tuple[str, int, str]] | None = None,
-        batch: int = 256,
+        batch: int = 64,
         connect: dict[str, Any] | None = None,
     ) -> None:
         self.servers = [servers] if isinstance(servers, str) else list(servers)
@@ -81,6 +81,8 @@ class FloorFollower:
         }
         self.nc: Any = None
         self._sub: Any = None
+        #: fetched and not acked yet: given back (nak) on close, so they come again at once
+        self._unacked: list[Any] = []
 
     @property
     def heads(self) -> dict[str, tuple[str, int, str]]:
@@ -109,9 +111,15 @@ class FloorFollower:
         return self
 
     async def close(self) -> None:
+        """Give back what was fetched and not acked (redelivered to the next reader), disconnect."""
         if self.nc is not None:
-            await self.nc.drain()
+            for msg in self._unacked:
+                await msg.nak()
+            self._unacked.clear()
+            await self.nc.flush()
+            await self.nc.close()
             self.nc = None
+            self._sub = None
 
     async def __aenter__(self) -> FloorFollower:
         return await self.connect()
@@ -155,23 +163,19 @@ class FloorFollower:
                     return
                 continue
             waited = 0.0
-            for msg in msgs:
+            self._unacked = list(msgs)
+            while self._unacked:
+                msg = self._unacked[0]
                 table = msg.subject.split(".", 2)[1]
                 hdr = msg.headers or {}
                 jid = hdr.get("Tabled-Journal", "")
-                if self.tables is not None and table not in self.tables:
-                    await msg.ack()
-                    continue
-                try:
-                    fresh = self._check(table, jid, msg.data)
-                except ChainBroken:
-                    await msg.nak()
-                    raise
-                if fresh:
-                    ev = decode(msg.data)
-                    if self.types is None or ev.type in self.types:
-                        yield FloorEvent(ev, jid, msg.data, msg.metadata.sequence.stream)
+                if self.tables is None or table in self.tables:
+                    if self._check(table, jid, msg.data):  # raises ChainBroken: not acked
+                        ev = decode(msg.data)
+                        if self.types is None or ev.type in self.types:
+                            yield FloorEvent(ev, jid, msg.data, msg.metadata.sequence.stream)
                 await msg.ack()
+                self._unacked.pop(0)
 
 
 __all__ = ["GENESIS", "FloorEvent", "FloorFollower"]
