@@ -516,3 +516,35 @@ def test_the_alarm_a_paused_hand_waits_on_is_not_cleared_by_hand():
     assert aid in h.state.alarms and h.g.phase == "paused"
     h.cmd("card.exposed", role="dealer", card="XX")
     assert "not a card" in h.refused
+
+
+def test_the_roads_ride_on_each_result_and_a_new_shoe_starts_them_afresh():
+    """Voided and demonstration hands are not on the scoreboard; a tie is a slash, not a cell."""
+    h = Harness(start_burn="none", demo_hands=1)
+    h.new_shoe()
+    h.cards("9S", "2C", "KD", "4C")  # a demonstration hand
+    banker = ("8S", "9C", "KD", "KC")  # naturals 8–9: Banker
+    tie = ("9S", "9C", "KD", "KH")  # naturals 9–9: a tie
+    roads = [of(h.hand(*banker), "hand.result")[0]["roads"]]
+    h.cmd("betting.open")
+    h.cmd("hand.void", reason="test")
+    roads.append(of(h.hand(*tie), "hand.result")[0]["roads"])
+    roads.append(of(h.hand(*banker), "hand.result")[0]["roads"])
+    # each result sets one square of each road: the Banker, the tie's slash on it, the next Banker
+    assert [r["hands"] for r in roads] == [1, 2, 3]
+    assert [r["bead_plate"] for r in roads] == [[0, 0, "banker"], [0, 1, "tie"], [0, 2, "banker"]]
+    assert [r["big_road"] for r in roads] == [
+        [0, 0, "banker", 0],
+        [0, 0, "banker", 1],
+        [0, 1, "banker", 0],
+    ]
+    assert roads[2]["big_eye_boy"] is None
+    assert roads[2]["next"]["player"] == {
+        "big_eye_boy": None,
+        "small_road": None,
+        "cockroach_pig": None,
+    }
+    h.cmd("shoe.new")
+    h.cards("9S", "2C", "KD", "4C")
+    fresh = of(h.hand(*tie), "hand.result")[0]["roads"]
+    assert (fresh["hands"], fresh["big_road"]) == (1, [0, 0, None, 1])

@@ -152,7 +152,9 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
                 time.sleep(0.2)
             raise AssertionError(f"screen never matched:\n{screen()}")
 
-        s = wait_for(lambda s: "bead plate" in s and "shoe 1" in s and "hand " in s)
+        # the device rows come with a heartbeat that may follow the first events
+        s = wait_for(lambda s: "bead plate" in s and "shoe 1" in s and "hand " in s and " ok " in s)
+        assert "big road" in s and "big eye boy" in s and "cockroach pig" in s
         lines = s.splitlines()
         assert len(lines) <= 24 and all(len(x) <= 80 for x in lines)
         assert " it " in lines[0] and "shoe" in s and "ok" in s

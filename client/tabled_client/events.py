@@ -289,6 +289,33 @@ class HandStartedData(Data):
     demo: bool
 
 
+#: derived-road marks; see RoadsData
+RoadMark = Annotated[str, Meta(pattern="^(red|blue)$")]
+#: a scoreboard square: [column, row, …] (a JSON array, so a list here: it round-trips)
+Square3 = Annotated[list[int | str | None], Meta(min_length=3, max_length=3)]
+Square4 = Annotated[list[int | str | None], Meta(min_length=4, max_length=4)]
+
+
+class RoadsData(Data):
+    """``hand.result`` ``roads``: the square this result sets on each scoreboard (docs/events.md, Roads).
+
+    A square is ``[column, row, …]``, set as given (idempotent); ``hands`` 1 starts a fresh board.
+    """
+
+    rows: int
+    hands: int
+    #: ``[column, row, winner]``
+    bead_plate: Square3
+    #: ``[column, row, side, ties]``; ``side`` null while only ties have been dealt
+    big_road: Square4
+    #: ``[column, row, "red"|"blue"]``, null when the road has no mark for this result
+    big_eye_boy: Square3 | None
+    small_road: Square3 | None
+    cockroach_pig: Square3 | None
+    #: per side: the mark each derived road would get if that side won next ("ask banker")
+    next: dict[str, dict[str, RoadMark | None]]
+
+
 class HandOutcomeData(Data):
     """``hand.result`` and ``hand.demo``: baccarat's fields or Dragon Tiger's, beside ``winner``."""
 
@@ -323,6 +350,8 @@ class HandOutcomeData(Data):
     tiger_parity: str | UnsetType = UNSET
     dragon_size: str | UnsetType | None = UNSET
     tiger_size: str | UnsetType | None = UNSET
+    # both games' hand.result (never hand.demo): the scoreboards
+    roads: RoadsData | UnsetType = UNSET
 
 
 class HandVoidData(Data):

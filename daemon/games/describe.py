@@ -35,7 +35,7 @@ class Describer:
     voids: ClassVar[frozenset[str]] = frozenset()
     #: the data fields that name one game (``("shoe", "hand")``): ``recall --hand 1:5``
     key: ClassVar[tuple[str, ...]] = ()
-    #: the scoreboards the monitor draws: "bead plate", "big road", "last results"
+    #: the scoreboards the monitor draws: "last results", or a shoe game's five roads
     boards: ClassVar[tuple[str, ...]] = ("last results",)
     #: events that start a fresh scoreboard (a new shoe)
     fresh_board: ClassVar[frozenset[str]] = frozenset()

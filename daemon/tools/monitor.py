@@ -20,8 +20,10 @@ from rich.table import Table
 from rich.text import Text
 
 from daemon.events import Event
+from daemon.games import roads
 from daemon.games.describe import Describer, Mark
 from daemon.subscriber import Follower, ReplayFailed
+from daemon.tools import roads_view
 
 
 def register(sub: Any) -> None:
@@ -47,6 +49,8 @@ class Model:
         self.phase = "-"
         self.cards: dict[str, list[str]] = {}
         self.marks: list[Mark] = []  # this board's results, in order
+        self.winners: list[str] = []  # a shoe game's winners, for a journal without roads
+        self.board = roads_view.Board()  # a shoe game's roads, from the squares published
         self.alarms: dict[str, str] = {}
         self.devices: dict[str, dict[str, Any]] = {}
         self.rate: deque[float] = deque(maxlen=200)
@@ -65,7 +69,7 @@ class Model:
         if t in game.phases:
             self.phase = game.phases[t]
         if t in game.fresh_board:
-            self.marks = []
+            self.marks, self.winners, self.board = [], [], roads_view.Board()
         if t == "betting.opened":
             self.cards = {}
         elif t == "card.dealt" and d.get("box") not in ("burn", "void"):
@@ -76,6 +80,10 @@ class Model:
             mark = game.mark(d)
             if mark is not None:
                 self.marks.append(mark)
+            if "roads" in d or ("winner" in d and "big road" in game.boards):
+                # the daemon publishes each result's squares; an older journal's are worked out
+                self.winners.append(d["winner"])
+                self.board.set(d.get("roads") or roads.update(self.winners, _sides(d["winner"])))
         elif t in game.voids:
             self.phase = f"void ({d.get('reason')})"
         elif t == "alarm.raised":
@@ -95,65 +103,16 @@ class Model:
         return len(recent) / 10
 
 
-def bead_plate(beads: list[Mark], rows: int = 6, cols: int = 12) -> Text:
-    """The bead plate: column by column, six rows, the latest columns that fit."""
-    start = max(0, (len(beads) + rows - 1) // rows - cols) * rows
-    shown = beads[start:]
-    out = Text()
-    for r in range(rows):
-        for c in range(cols):
-            i = c * rows + r
-            if i < len(shown):
-                out.append(shown[i].text, shown[i].style)
-            else:
-                out.append("·", "dim")
-            out.append(" ")
-        out.append("\n")
-    return out
-
-
-def big_road(beads: list[Mark], rows: int = 6, cols: int = 20) -> Text:
-    """The big road: a new column each time the winning side changes; ties mark the last cell."""
-    columns: list[list[Mark]] = []
-    tied: set[tuple[int, int]] = set()
-    for m in beads:
-        if m.side is None:
-            if columns:
-                tied.add((len(columns) - 1, len(columns[-1]) - 1))
-            continue
-        if columns and columns[-1][0].side == m.side:
-            columns[-1].append(m)
-        else:
-            columns.append([m])
-    first = max(0, len(columns) - cols)
-    out = Text()
-    for r in range(rows):
-        for c in range(first, len(columns)):
-            col = columns[c]
-            if r < len(col):
-                # the letter, not only the colour: a technician's terminal may have none;
-                # lower case marks a tie on that hand
-                ch = col[r].side or "?"
-                out.append(ch.lower() if (c, r) in tied else ch, _road(col[r].style))
-            elif r == rows - 1 and len(col) > rows:
-                out.append(str(len(col) - rows), "dim")
-            else:
-                out.append(" ")
-        out.append("\n")
-    return out
-
-
-def _road(style: str) -> str:
-    """A bead's style on the road: its background colour as the letter's colour."""
-    return "bold " + style.split(" on ")[1] if " on " in style else style
-
-
 def last_results(marks: list[Mark], n: int = 24) -> Text:
     """The latest results, newest first: the numbers board of a wheel, the totals of a shaker."""
     out = Text()
     for m in reversed(marks[-n:]):
         out.append(f"{m.text:>2} ", m.style)
     return out
+
+
+def _sides(winner: str) -> tuple[str, str]:
+    return ("dragon", "tiger") if winner in ("dragon", "tiger") else ("banker", "player")
 
 
 def render(m: Model, now: float) -> Group:
@@ -172,11 +131,21 @@ def render(m: Model, now: float) -> Group:
         game.append(f" {box:<7} {' '.join(cards)}\n")
     if m.last_result:
         game.append(f" last: {m.last_result}\n", "cyan")
+    game.rstrip()  # no blank line before the boards: 24 lines hold them and the devices
     boards = Table.grid(padding=(0, 2))
-    drawn = {"bead plate": bead_plate, "big road": big_road, "last results": last_results}
-    shown = [b for b in m.describe.boards if b in drawn]
-    boards.add_row(*(Text(f" {b}" if i == 0 else b, "bold") for i, b in enumerate(shown)))
-    boards.add_row(*(drawn[b](m.marks) for b in shown))
+    if "big road" in m.describe.boards:
+        # the five roads of a shoe game, drawn from the published squares
+        boards.add_row(
+            roads_view.boards(
+                m.board.roads() if m.winners else None,
+                lambda w: m.describe.mark({"winner": w}),
+            )
+        )
+    else:
+        drawn = {"last results": last_results}
+        shown = [b for b in m.describe.boards if b in drawn]
+        boards.add_row(*(Text(f" {b}" if i == 0 else b, "bold") for i, b in enumerate(shown)))
+        boards.add_row(*(drawn[b](m.marks) for b in shown))
     devs = Table(box=None, padding=(0, 1), show_edge=False)
     for col in ("device", "health", "frames", "malformed"):
         devs.add_column(col, style="bold" if col == "device" else None)

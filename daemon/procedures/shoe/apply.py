@@ -101,7 +101,15 @@ def apply(
         )
         # seed 000/001 art. 7.2: a continuous shuffler takes the cards back after every hand.
         seen = {} if rules.continuous_shuffler else s.seen
-        return rep(s, phase=phase, boxes={}, results=s.results + 1, seen=seen, extra=0)
+        return rep(
+            s,
+            phase=phase,
+            boxes={},
+            results=s.results + 1,
+            seen=seen,
+            extra=0,
+            winners=(*s.board(), data["winner"]),
+        )
     if type_ == "hand.void":
         if data.get("demo"):
             return rep(

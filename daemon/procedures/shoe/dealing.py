@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from daemon.games import roads
 from daemon.procedures.shoe.state import (
     Held,
     ShoeParts,
@@ -273,6 +274,8 @@ class ShoeDealing(ShoeParts):
         if demo:
             d.add("hand.demo", **data)
             return
+        # the scoreboards ride on the result, so an overlay draws them without the rules
+        data["roads"] = roads.update((*s.board(), data["winner"]), self.hand_rules.boxes)
         d.add("hand.result", **data)
         if s.last_hand is not None and hand >= s.last_hand:
             d.add(

@@ -13,7 +13,14 @@ class ShoeDescriber(Describer):
     results: ClassVar[frozenset[str]] = frozenset({"hand.result"})
     voids: ClassVar[frozenset[str]] = frozenset({"hand.void"})
     key: ClassVar[tuple[str, ...]] = ("shoe", "hand")
-    boards: ClassVar[tuple[str, ...]] = ("bead plate", "big road")
+    #: drawn from the squares each hand.result publishes (daemon/tools/roads_view.py)
+    boards: ClassVar[tuple[str, ...]] = (
+        "bead plate",
+        "big road",
+        "big eye boy",
+        "small road",
+        "cockroach pig",
+    )
     fresh_board: ClassVar[frozenset[str]] = frozenset({"shoe.started"})
     routine: ClassVar[frozenset[str]] = Describer.routine | {"card.dealt", "card.held"}
     phases: ClassVar[Mapping[str, str]] = {

@@ -42,7 +42,7 @@ class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors):
     name: ClassVar[str]
     Rules: ClassVar[type[ShoeRules]] = ShoeRules
     State: ClassVar[type[ShoeState]] = ShoeState
-    STATE_VERSION: ClassVar[int] = 1
+    STATE_VERSION: ClassVar[int] = 2  # 2: the shoe's winners, for the roads
     hand_rules: ClassVar[HandRules]
     describe: ClassVar[Describer] = ShoeDescriber()
     commands: ClassVar[dict[str, CommandSpec]] = COMMANDS

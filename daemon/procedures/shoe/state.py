@@ -15,6 +15,9 @@ Phase = Literal[
 
 
 IN_HAND: tuple[Phase, ...] = ("betting", "dealing", "paused")
+#: results on one scoreboard: more than any shoe deals (12 decks of Dragon Tiger: 312),
+#: so only a continuous shuffler's endless shoe starts a fresh board now and then
+ROAD_HANDS = 320
 
 
 class ShoeRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -103,6 +106,12 @@ class ShoeState(msgspec.Struct, frozen=True):
     shuffle: dict[str, Any] | None = None
     #: devices that have read cards at this table: a hand depends on them
     readers: tuple[str, ...] = ()
+    #: the winners of this shoe's real hands, for the scoreboards (a full board starts afresh)
+    winners: tuple[str, ...] = ()
+
+    def board(self) -> tuple[str, ...]:
+        """The results on the scoreboard before the next one: a full board starts afresh."""
+        return self.winners if len(self.winners) < ROAD_HANDS else ()
 
 
 class HandRules(Protocol):
