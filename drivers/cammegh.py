@@ -772,6 +772,12 @@ class SS2Driver(Driver):
         assert isinstance(self.options, SS2Options)
         return WheelSimulator.from_options(self.options, options)
 
+    def reports_ball_revolutions(self) -> str | None:
+        """Why this wheel cannot inform ``min_ball_revolutions`` (None: it can)."""
+        # vendor SS2 protocol: the status frame is state;spin;win;flags;speed;dir, and no
+        # command reads the ball's revolutions (docs/protocols/cammegh.md)
+        return "does not report ball revolutions (the SS2 status frame has no such field)"
+
     def void_acknowledgement(self) -> bytes | None:
         """``*R`` to send after the table voided a miss-spin, if this table acknowledges voids."""
         assert isinstance(self.options, SS2Options)
@@ -813,3 +819,17 @@ class M360Driver(Driver):
     def on_connect(self) -> list[bytes]:
         """Ask the level (``*X`` on a Mercury 360 [int]) so a mismatch shows in the trace."""
         return [b"*X\r\n"]
+
+    def reports_ball_revolutions(self) -> str | None:
+        """Only the extended level's frames carry the ball's revolutions [int]."""
+        assert isinstance(self.options, M360Options)
+        if self.options.level == "extended":
+            return None
+        return f'reports ball revolutions only at the extended level (it is set to "{self.options.level}")'
+
+    def simulator(self, options: dict[str, Any]) -> Any:
+        """A Mercury 360 on a pty at the configured level (``drivers/sim/m360.py``)."""
+        from drivers.sim.m360 import M360Simulator
+
+        assert isinstance(self.options, M360Options)
+        return M360Simulator.from_options(self.options, options)
