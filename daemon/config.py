@@ -259,6 +259,24 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def _check_rules_against(
+    game: Any, i: int, drv: str, cls: Any, dev: dict[str, Any], errors: list[str]
+) -> None:
+    """A house rule the device cannot inform is refused, never silently ignored."""
+    if not isinstance(game, dict) or "min_ball_revolutions" not in game:
+        return
+    reports = getattr(cls, "reports_ball_revolutions", None)
+    if reports is None:
+        return
+    driver = cls(msgspec.convert(dev.get("options", {}), cls.Options))
+    why = driver.reports_ball_revolutions()
+    if why is not None:
+        errors.append(
+            f"game.min_ball_revolutions: devices[{i}] ({drv}) {why}, so the rule could never "
+            "be applied; remove the key (or use a Mercury 360 at the extended level)"
+        )
+
+
 def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
     """Read, validate and resolve one table config; raise :class:`ConfigError` listing every problem."""
     from daemon import games
@@ -308,6 +326,8 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
             before = len(errors)
             check(dev.get("options", {}), cls.Options, f"devices[{i}].options", errors)
             device_types[str(name)] = cls.Options
+            if len(errors) == before:
+                _check_rules_against(raw.get("game"), i, drv, cls, dev, errors)
             if dev.get("port") == "sim" and len(errors) == before:
                 # the simulator's own options are checked now, not when the daemon starts it
                 try:

@@ -119,3 +119,51 @@ def test_the_shipped_configs_are_valid():
 
     for p in sorted((Path(__file__).parents[1] / "config").glob("*.toml")):
         load(p)
+
+
+WHEEL = """
+[table]
+id = "r"
+game = "roulette"
+[game]
+wheel_model = "{model}"
+{rule}
+[[devices]]
+name = "wheel"
+driver = "{driver}"
+port = "/dev/ttyS0"
+{options}
+"""
+
+
+@pytest.mark.parametrize(
+    ("driver", "options", "why"),
+    [
+        ("cammegh-ss2", "", "the SS2 status frame has no such field"),
+        ("cammegh-m360", '[devices.options]\nlevel = "advanced"', 'it is set to "advanced"'),
+    ],
+)
+def test_min_ball_revolutions_is_refused_where_the_wheel_cannot_report_them(
+    tmp_path, driver, options, why
+):
+    """An SS2 reports no revolutions: the rule would be silently ignored, so config check refuses it."""
+    model = "ss2" if driver == "cammegh-ss2" else "m360"
+    text = WHEEL.format(
+        model=model, rule="min_ball_revolutions = 4", driver=driver, options=options
+    )
+    [problem] = problems(tmp_path, text)
+    assert problem.startswith("game.min_ball_revolutions: devices[0] (" + driver + ")")
+    assert why in problem and "remove the key" in problem
+    # without the key the same table loads; on an extended-level Mercury the key is applied
+    p = tmp_path / "ok.toml"
+    p.write_text(WHEEL.format(model=model, rule="", driver=driver, options=options))
+    assert load(p, env={}).table == "r"
+    p.write_text(
+        WHEEL.format(
+            model="m360",
+            rule="min_ball_revolutions = 4",
+            driver="cammegh-m360",
+            options='[devices.options]\nlevel = "extended"',
+        )
+    )
+    assert load(p, env={}).game.min_ball_revolutions == 4
