@@ -520,6 +520,7 @@ class Daemon:
                 "accepted": cmd,
                 "events": [x.type for x in d.drafts],
                 "last_seq": self.journal.last_seq,
+                **d.reply,
             }
         known = sorted([*DAEMON_COMMANDS, *self.table.all_commands])
         raise ControlError(f"unknown command {cmd!r} (known: {', '.join(known)})")

@@ -309,6 +309,8 @@ def _send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:
         _print_json(res)
     elif res.get("queued"):
         print(f"queued: {cmd}: {res['note']}")
+    elif not res["events"] and res.get("note"):
+        print(res["note"])  # nothing to do, nothing journaled (alarm clear all)
     else:
         print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
     return EXIT_OK

@@ -279,8 +279,8 @@ class Table:
                 return d
             if inp.name == "alarm.clear":
                 self._clear_alarm(t, inp, d)
-                if d.refused is not None:
-                    d.drafts.clear()  # a refused command is not journaled
+                if d.refused is not None or d.reply.get("note") == "no alarms":
+                    d.drafts.clear()  # a refused command, or one with nothing to do, is not journaled
                 return d
         self.game.decide(t, inp, d)
         if d.refused is not None:
@@ -329,6 +329,9 @@ class Table:
 
     def _clear_alarm(self, t: TableState, c: Command, d: Decision) -> None:
         alarm_id = str(c.args.get("id", ""))
+        if alarm_id == "all" and not t.alarms:
+            d.reply["note"] = "no alarms"  # nothing to clear is not a refusal, nor an event
+            return
         if alarm_id == "all":
             ids = list(t.alarms)
         elif alarm_id in t.alarms:

@@ -414,6 +414,14 @@ def test_refused_alarm_clear_is_not_journaled():
     assert "no active alarm" in h.refused
 
 
+def test_alarm_clear_all_with_no_alarms_is_no_event_and_no_refusal():
+    from daemon.table import Command
+
+    h = Harness()
+    d = h.table.decide(h.state, Command("alarm.clear", {"id": "all"}, "pit", "supervisor"))
+    assert (d.drafts, d.refused, d.reply) == ([], None, {"note": "no alarms"})
+
+
 # -- the card shuffler (issue: a new shoe only from a completed shuffle with the right count) --
 
 

@@ -173,3 +173,26 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         d.stop()
         d.close()
+
+
+def test_alarm_clear_all_with_no_alarms_says_so_and_journals_nothing(tmp_path):
+    cfg = write_config(tmp_path, sim="seed = 5\npace = 0.02\n")
+    d = Daemon(cfg)
+    try:
+        d.start()
+        r = tablectl(cfg, "alarm", "clear", "all", "--reason", "end of shift")
+        assert (r.returncode, r.stdout.strip()) == (0, "no alarms"), r.stderr
+        r = tablectl(cfg, "alarm", "clear", "A99", "--reason", "x")
+        assert r.returncode == 1 and "no active alarm 'A99'" in r.stderr + r.stdout
+    finally:
+        d.stop()
+        d.close()
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "state" / "journal.sqlite")
+    commands = [
+        json.loads(b)["data"]["name"]
+        for (b,) in db.execute("SELECT body FROM events WHERE type = 'operator.command'")
+    ]
+    db.close()
+    assert "alarm.clear" not in commands
