@@ -187,6 +187,8 @@ class ShuffleCompletedData(Data):
 class BettingOpenedData(Data):
     """Shoe games: ``shoe``, ``hand``, ``burn_incomplete``; roulette: the wheel fields; Sic Bo: ``round``."""
 
+    #: seconds after the event's time when the croupier closes betting; null: people or the wheel
+    closes_in: float | None
     by: str | UnsetType = UNSET
     shoe: int | UnsetType = UNSET
     hand: int | UnsetType = UNSET

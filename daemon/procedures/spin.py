@@ -331,7 +331,8 @@ class RouletteGame:
         if ignore and self._mercury_respin(now, r, changed):
             ignore, changed = False, True
         if r.state == 2 and (changed or new_game):
-            d.add("betting.opened", **self._common(now, at), respin=now.respin)
+            # closes_in None: the wheel closes betting (state 4) on its own clock
+            d.add("betting.opened", **self._common(now, at), respin=now.respin, closes_in=None)
         elif r.state in (3, 4, 5) and (changed or new_game) and not ignore:
             if old_state is None or (gap and new_game):
                 joined = True  # a game whose betting this table never saw is not its game

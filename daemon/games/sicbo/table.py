@@ -178,7 +178,8 @@ class SicBoGame:
             if g.phase != "settling":
                 d.refused = f"cannot open betting: the table is {self.phase_text(g)}"
                 return
-            d.add("betting.opened", round=g.round + 1, by=by)
+            # closes_in: the croupier closes betting this long after this event's time
+            d.add("betting.opened", round=g.round + 1, by=by, closes_in=self.rules.betting_seconds)
         elif n == "betting.close":
             if g.phase != "betting":
                 d.refused = f"betting is not open (the table is {self.phase_text(g)})"

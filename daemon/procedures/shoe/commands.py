@@ -76,6 +76,9 @@ class ShoeCommands(ShoeParts):
                 hand=s.hand + 1,
                 by=by,
                 burn_incomplete=s.phase == "burning",
+                # the croupier closes betting this long after this event's time: an overlay's
+                # countdown (None: a person or a backend closes it)
+                closes_in=self.rules.betting_seconds,
             )
         elif n == "betting.close":
             if s.phase != "betting":
