@@ -94,3 +94,17 @@ def test_a_forged_event_in_the_stream_raises(floor):
         await f.close()
 
     asyncio.run(go())
+
+
+def test_a_resumed_consumer_without_heads_anchors_at_its_first_event(floor):
+    async def go() -> list[tuple[str, int]]:
+        f = FloorFollower(floor.nats.url, durable="overlay", tables={"lg-003"})
+        await take(f, 3)
+        await f.close()
+        g = FloorFollower(floor.nats.url, durable="overlay", tables={"lg-003"}, anchor="first")
+        rest = await take(g, 100)
+        assert g.heads["lg-003"][1] == 10
+        await g.close()
+        return rest
+
+    assert asyncio.run(go()) == [("lg-003", s) for s in range(3, 11)]
