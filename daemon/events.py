@@ -24,6 +24,11 @@ _encoder = msgspec.json.Encoder(order="sorted")
 _decoder = msgspec.json.Decoder()
 
 
+#: A draft's ``data`` key whose value is journaled but never published nor hashed: a
+#: secret the table must keep (the blackjack hole card) until an event reveals it.
+SEALED: Final = "sealed"
+
+
 class Draft(msgspec.Struct, frozen=True):
     """An event the table decided, before the journal gives it a seq and hash."""
 
@@ -85,7 +90,14 @@ def chain_hash(prev: str, body: bytes) -> str:
 def seal(
     *, table: str, seq: int, draft: Draft, time: str, mono: float | None, prev: str
 ) -> tuple[Event, bytes]:
-    """Give a draft its place in the chain; returns the event and its stored bytes."""
+    """Give a draft its place in the chain; returns the event and its stored bytes.
+
+    A :data:`SEALED` part of the draft's data is left out of the event (and so of
+    its hash and of what is published); the journal stores it beside the row.
+    """
+    data = draft.data
+    if SEALED in data:
+        data = {k: v for k, v in data.items() if k != SEALED}
     fields = {
         "v": SCHEMA_VERSION,
         "table": table,
@@ -93,7 +105,7 @@ def seal(
         "type": draft.type,
         "time": time,
         "mono": mono,
-        "data": draft.data,
+        "data": data,
         "prev": prev,
     }
     body = _encoder.encode(fields)

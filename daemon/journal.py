@@ -31,10 +31,13 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from daemon import faults
 from daemon import seal as seals
-from daemon.events import GENESIS, Draft, Event, check, decode, draft, seal
+from daemon.events import GENESIS, SEALED, Draft, Event, canonical, check, decode, draft, seal
 
 #: the event that seals a snapshot into the chain (``docs/events.md``)
 SNAPSHOT_EVENT = "journal.snapshot"
@@ -48,6 +51,10 @@ CREATE TABLE IF NOT EXISTS events (
     type TEXT NOT NULL,
     body BLOB NOT NULL,
     hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sealed (
+    seq  INTEGER PRIMARY KEY,
+    body BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS snapshots (
     seq     INTEGER PRIMARY KEY,
@@ -265,9 +272,12 @@ class Journal:
         seq, prev = self.last_seq, self.last_hash
         events: list[Event] = []
         rows: list[tuple[int, str, bytes, str]] = []
+        sealed: list[tuple[int, bytes]] = []
         for b in batches:
             for d in b.drafts:
                 seq += 1
+                if SEALED in d.data:
+                    sealed.append((seq, canonical(d.data[SEALED])))
                 ev, raw = seal(
                     table=self.table, seq=seq, draft=d, time=b.time, mono=b.mono, prev=prev
                 )
@@ -296,6 +306,8 @@ class Journal:
         with self._tx():
             faults.in_commit("insert")
             self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
+            if sealed:
+                self.db.executemany("INSERT INTO sealed VALUES (?, ?)", sealed)
             # The head, kept beside the chain, is what shows a removed last row.
             faults.in_commit("head")
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (f"{seq}:{prev}",))
@@ -499,6 +511,21 @@ def read_raw(
 def read_events(db: sqlite3.Connection, start: int = 1, stop: int | None = None) -> Iterator[Event]:
     for _, raw in read_raw(db, start, stop):
         yield decode(raw)
+
+
+def read_for_state(db: sqlite3.Connection, start: int = 1) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(type, data)`` of events from ``start`` as the table applies them: with their sealed part.
+
+    Only the table's own recovery reads this; replay, recall and subscribers read
+    the published bodies (:func:`read_raw`), which never hold a sealed part.
+    """
+    cur = db.execute("SELECT seq, body FROM sealed WHERE seq >= ? ORDER BY seq", (start,))
+    secret = {seq: body for seq, body in cur.fetchall()}
+    for ev in read_events(db, start):
+        if ev.seq in secret:
+            yield ev.type, {**ev.data, SEALED: msgspec.json.decode(secret[ev.seq])}
+        else:
+            yield ev.type, ev.data
 
 
 def verify_chain(

@@ -23,7 +23,14 @@ import structlog
 
 from daemon import faults
 from daemon.events import Event, decode, utc_text
-from daemon.journal import Batch, Journal, JournalError, damaged, read_events, verify_chain
+from daemon.journal import (
+    Batch,
+    Journal,
+    JournalError,
+    damaged,
+    read_for_state,
+    verify_chain,
+)
 from daemon.table import Decision, Input, Table, TableState
 
 log = structlog.get_logger("pipeline")
@@ -164,8 +171,8 @@ class Pipeline:
                     )
                     self.state = self.table.initial()
             n = 0
-            for ev in read_events(j.db, start):
-                self.state = self.table.apply(self.state, ev.type, ev.data)
+            for type_, data in read_for_state(j.db, start):
+                self.state = self.table.apply(self.state, type_, data)
                 n += 1
             self.stats.recovered_events = n
             last = j.db.execute("SELECT body FROM events ORDER BY seq DESC LIMIT 1").fetchone()

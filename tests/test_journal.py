@@ -9,7 +9,7 @@ from daemon_harness import ROOT
 
 from daemon.cli import main as tablectl
 from daemon.events import Draft, body_of, chain_hash
-from daemon.journal import Batch, Journal, JournalError, verify_chain
+from daemon.journal import Batch, Journal, JournalError, read_for_state, read_raw, verify_chain
 
 
 def fill(path, n=20, table="t1") -> Journal:
@@ -161,3 +161,32 @@ def test_recall_one_hand(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("seq ") and "shoe 1 hand 5:" in out and "card KC → player" in out
     assert "hand 4:" not in out
+
+
+def test_a_sealed_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) -> None:
+    j = Journal(tmp_path / "j.sqlite", "t")
+    evs = j.append(
+        [
+            Batch(
+                [
+                    Draft(
+                        "card.dealt",
+                        {"card": None, "commitment": "c", "sealed": {"card": "9D", "salt": "00"}},
+                    ),
+                    Draft("x", {"a": 1}),
+                ],
+                "2026-01-01T00:00:00.000Z",
+                None,
+            )
+        ]
+    )
+    assert "sealed" not in evs[0].data
+    raw = dict(read_raw(j.db, 1))
+    assert b"9D" not in raw[1] and b"sealed" not in raw[1]
+    assert verify_chain(j.db) == (2, None)
+    rebuilt = list(read_for_state(j.db, 1))
+    assert rebuilt[0] == (
+        "card.dealt",
+        {"card": None, "commitment": "c", "sealed": {"card": "9D", "salt": "00"}},
+    )
+    assert rebuilt[1] == ("x", {"a": 1})
