@@ -153,6 +153,10 @@ class Daemon:
             raise
         self.pipeline.listeners.append(self.bus.publish)
         self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
+        secret = getattr(self.table.game, "secret_in_play", None)
+        if secret is not None:
+            self.tracer.hold = lambda: bool(secret(self.pipeline.state.game))
+            self.pipeline.listeners.append(self.tracer.flush)
         self.pipeline.taps.append(self._trace_input)
         self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
@@ -173,6 +177,17 @@ class Daemon:
             self.croupier = Croupier(s.game, self.pipeline.submit)
             self.pipeline.listeners.append(self.croupier.on_events)
             self.croupier.start(self.pipeline.state)
+        # A game's own timers (a decision clock, a demo's virtual players): clients of the
+        # table like the croupier, submitting commands, following the committed events.
+        helpers = getattr(self.table.game, "helpers", None)
+        self.helpers: list[Any] = (
+            []
+            if helpers is None
+            else list(helpers(self.pipeline.submit, lambda: self.pipeline.state))
+        )
+        for helper in self.helpers:
+            self.pipeline.listeners.append(helper.on_events)
+            helper.start(self.pipeline.state)
         self._watch(asyncio.create_task(self._heartbeat(), name="heartbeat"))
         self.notifier.ready(self.summary())
         wd = self.notifier.watchdog_interval()
@@ -228,6 +243,8 @@ class Daemon:
         self.notifier.stopping("stopping")
         if self.croupier is not None:
             self.croupier.close()
+        for helper in getattr(self, "helpers", []):
+            helper.close()
         for t in self._device_tasks:
             t.cancel()
         await asyncio.gather(*self._device_tasks, return_exceptions=True)
@@ -398,6 +415,13 @@ class Daemon:
             known = ", ".join(self.devices) or "none"
             raise ControlError(f"no device {device!r} (devices: {known})")
         renew = bool(args.get("renew"))
+        secret = getattr(self.table.game, "secret_in_play", None)
+        if not renew and secret is not None and secret(self.pipeline.state.game):
+            # the trace's first line is the table's state, which holds the secret card
+            raise ControlError(
+                "a card is secret now (dealt face down, not yet turned over): a trace starts "
+                "between rounds or once it is turned over; try again in a moment"
+            )
         self.tracer.lease(device, float(args.get("seconds", 10)))
         out: dict[str, Any] = {
             "topic": self.tracer.topic.decode(),

@@ -254,6 +254,8 @@ def cmd_status(a: argparse.Namespace) -> int:
     print(
         f"  game:    {g.get('text') or g.get('phase') or '-'}" + (f"  ({where})" if where else "")
     )
+    if (g.get("expects") or {}).get("text"):  # a table that says what it waits for
+        print(f"  next:    {g['expects']['text']}")
     print(
         f"  journal: seq {st['last_seq']}  {'ok' if st['journal_ok'] else 'FAILING: ' + str(st['journal_error'])}"
         f"  {st['journal']}"

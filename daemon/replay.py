@@ -25,6 +25,9 @@ from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, Tab
 from drivers.base import Driver, driver_class
 from drivers.readings import Malformed, Unknown
 
+#: the salt key of offline replays: public, so a replay's commitments prove nothing
+REPLAY_SALT_KEY = b"tabled offline replay"
+
 
 @dataclass(slots=True)
 class ReplayStats:
@@ -47,6 +50,10 @@ class Replayer:
 
     def __init__(self, table: Table, drivers: dict[str, Driver], table_id: str = "replay") -> None:
         self.table = table
+        if getattr(table.game, "salt_key", None) is not None:
+            # A game that seals a secret (the blackjack hole card) salts its commitment from
+            # this key: random in the daemon, fixed here so an offline replay is reproducible.
+            table.game.salt_key = REPLAY_SALT_KEY  # type: ignore[attr-defined]
         self.drivers = drivers
         self.protocols = {n: d.protocol() for n, d in drivers.items()}
         self.journal = Journal(":memory:", table_id)

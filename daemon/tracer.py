@@ -35,6 +35,10 @@ class Tracer:
         self.wall = wall
         self._leases: dict[str, float] = {}  # device (or "*") → monotonic expiry
         self.sent = 0
+        #: true while the game keeps a card secret (a blackjack hole card face down): records
+        #: are held, in order, and sent once it is turned over (``docs/decisions.md``)
+        self.hold: Callable[[], bool] = lambda: False
+        self._held: list[dict[str, Any]] = []
 
     def lease(self, device: str, seconds: float) -> float:
         until = self.mono() + max(1.0, min(seconds, 60.0))
@@ -51,8 +55,21 @@ class Tracer:
 
     def _emit(self, rec: dict[str, Any]) -> None:
         rec["time"] = utc_text(self.wall())
+        if self._held or self.hold():
+            self._held.append(rec)
+            self.flush()
+            return
         self.send(self.topic, _enc.encode(rec))
         self.sent += 1
+
+    def flush(self, *_: Any) -> None:
+        """Send what was held, in order, once nothing is secret any more (an event listener)."""
+        if not self._held or self.hold():
+            return
+        held, self._held = self._held, []
+        for rec in held:
+            self.send(self.topic, _enc.encode(rec))
+            self.sent += 1
 
     def frame(self, device: str, direction: str, data: bytes, mono: float) -> None:
         if self.active(device):

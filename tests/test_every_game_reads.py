@@ -45,6 +45,12 @@ GAMES = {
         "seed = 3\npace = 0.02\nerror_every = 0",
         r"round \d+: [1-6] [1-6] [1-6] = \d+ (big|small|triple)",
     ),
+    "blackjack": (
+        "blackjack.toml",
+        {"settle_seconds": "0.05", "decision_seconds": "0.5", "insurance_seconds": "0.3"},
+        "seed = 3\npace = 0.005\nerror_every = 0",
+        r"hand \d+: dealer (BLACKJACK|\d+( bust)?)",
+    ),
     "roulette": (
         "roulette.toml",
         {},

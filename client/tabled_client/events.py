@@ -216,14 +216,18 @@ class BettingClosedData(Data):
     wheel_spin: int | UnsetType | None = UNSET
     wheel_state: int | UnsetType | None = UNSET
     mono: float | UnsetType | None = UNSET
+    # blackjack: the boxes that bet
+    boxes: list[int] | UnsetType = UNSET
 
 
 class CardDealtData(Data):
+    """A card to a box; ``card`` is null only for a blackjack hole card (``hole``, ``commitment``)."""
+
     shoe: int
     hand: int
     box: str
     position: int
-    card: str
+    card: str | None
     shoe_position: int
     device: str
     face_up: bool
@@ -238,6 +242,11 @@ class CardDealtData(Data):
     carried: bool | UnsetType = UNSET
     misdeal: bool | UnsetType = UNSET
     alarm: str | UnsetType = UNSET
+    # blackjack
+    split_hand: int | UnsetType = UNSET
+    hole: bool | UnsetType = UNSET
+    commitment: str | UnsetType = UNSET
+    not_due: bool | UnsetType = UNSET
 
 
 class HeldCard(Data):
@@ -276,6 +285,7 @@ class CardExposedData(Data):
     by: str
     during: str
     rule: str
+    hole: bool | UnsetType = UNSET  # blackjack: the hole card, face down until then
 
 
 class CardFaceUpData(Data):
@@ -318,13 +328,54 @@ class RoadsData(Data):
     next: dict[str, dict[str, RoadMark | None]]
 
 
+class BlackjackHand(Data):
+    """One hand of a blackjack box in ``hand.result``."""
+
+    cards: list[str]
+    total: int
+    soft: bool
+    blackjack: bool
+    bet: int
+    outcome: str
+    ratio: str
+    net: float
+    stood: str | None
+
+
+class BlackjackInsurance(Data):
+    taken: bool
+    stake: float | UnsetType = UNSET
+    outcome: str | UnsetType = UNSET
+    ratio: str | UnsetType = UNSET
+    net: float | UnsetType = UNSET
+
+
+class BlackjackBox(Data):
+    box: int
+    split: bool
+    hands: list[BlackjackHand]
+    insurance: BlackjackInsurance | None
+    stake: float
+    net: float
+
+
+class BlackjackDealer(Data):
+    cards: list[str]
+    total: int
+    soft: bool
+    blackjack: bool
+    bust: bool
+    drew: int
+
+
 class HandOutcomeData(Data):
-    """``hand.result`` and ``hand.demo``: baccarat's fields or Dragon Tiger's, beside ``winner``."""
+    """``hand.result`` and ``hand.demo``: baccarat's or Dragon Tiger's fields beside ``winner``;
+    blackjack's ``dealer`` and ``boxes`` (a blackjack round has no one winner)."""
 
     shoe: int
     hand: int
     demo: bool
-    winner: str
+    winner: str | UnsetType = UNSET
     # baccarat
     player: list[str] | UnsetType = UNSET
     banker: list[str] | UnsetType = UNSET
@@ -354,6 +405,25 @@ class HandOutcomeData(Data):
     tiger_size: str | UnsetType | None = UNSET
     # both games' hand.result (never hand.demo): the scoreboards
     roads: RoadsData | UnsetType = UNSET
+    # blackjack
+    dealer: BlackjackDealer | UnsetType = UNSET
+    boxes: list[BlackjackBox] | UnsetType = UNSET
+    blackjack_pays: str | UnsetType = UNSET
+    insurance_pays: str | UnsetType = UNSET
+    rule: str | UnsetType = UNSET
+
+
+class HoleCard(Data):
+    """A blackjack hole card opened: the card and the salt of its commitment."""
+
+    card: str
+    salt: str
+    commitment: str
+
+
+class VoidedBox(Data):
+    box: int
+    hands: list[list[str]]
 
 
 class HandVoidData(Data):
@@ -364,6 +434,10 @@ class HandVoidData(Data):
     rule: str
     cards: dict[str, list[str]]
     demo: bool
+    # blackjack: the round's boxes and dealer; a void opens the hole card's commitment
+    boxes: list[VoidedBox] | UnsetType = UNSET
+    dealer: list[str] | UnsetType = UNSET
+    hole: HoleCard | UnsetType = UNSET
 
 
 class TablePausedData(Data):
@@ -382,6 +456,70 @@ class TableResumedData(Data):
     card: str | None
     entered: bool
     alarm: str | None
+
+
+# -- blackjack ---------------------------------------------------------------------------------------
+
+
+class TableExpectsData(Data):
+    """What the table waits for next (blackjack): a card, a decision, insurance, the peek, …"""
+
+    shoe: int
+    hand: int
+    expects: str
+    text: str
+    to: str | UnsetType = UNSET
+    split_hand: int | UnsetType = UNSET
+    hole: bool | UnsetType = UNSET
+    box: int | UnsetType = UNSET
+    boxes: list[int] | UnsetType = UNSET
+    allowed: list[str] | UnsetType = UNSET
+    seconds: float | UnsetType = UNSET
+    turn: int | UnsetType = UNSET
+
+
+class BoxDecisionData(Data):
+    shoe: int
+    hand: int
+    box: int
+    split_hand: int
+    decision: str
+    by: str
+    player: str | UnsetType | None = UNSET
+    timeout: bool | UnsetType = UNSET
+    rule: str | UnsetType = UNSET
+
+
+class BoxInsuranceData(Data):
+    shoe: int
+    hand: int
+    box: int
+    taken: bool
+    by: str
+    player: str | UnsetType | None = UNSET
+    timeout: bool | UnsetType = UNSET
+    rule: str | UnsetType = UNSET
+
+
+class DealerPeekedData(Data):
+    shoe: int
+    hand: int
+    blackjack: bool
+    by: str
+    rule: str
+
+
+class DealerHoleCardData(Data):
+    shoe: int
+    hand: int
+    card: str
+    salt: str
+    commitment: str
+    up: str
+    total: int
+    soft: bool
+    blackjack: bool
+    rule: str
 
 
 # -- roulette ---------------------------------------------------------------------------------------
@@ -629,6 +767,11 @@ DATA: Final[dict[str, type[Data]]] = {
     "round.paused": RoundPausedData,
     "round.resumed": RoundResumedData,
     "round.void": RoundVoidData,
+    "table.expects": TableExpectsData,
+    "box.decision": BoxDecisionData,
+    "box.insurance": BoxInsuranceData,
+    "dealer.peeked": DealerPeekedData,
+    "dealer.hole_card": DealerHoleCardData,
 }
 
 

@@ -91,3 +91,14 @@ class Describer:
     def mark(self, d: Mapping[str, Any]) -> Mark | None:
         """A result's cell on the scoreboards, or None when it has none."""
         return None
+
+    def cards(self, shown: dict[str, list[str]], type_: str, d: Mapping[str, Any]) -> bool:
+        """Fold an event into the monitor's cards on the table (box → cards); True if it did."""
+        if type_ == "card.dealt" and d.get("box") not in ("burn", "void"):
+            shown.setdefault(d["box"], []).append(d["card"])
+            return True
+        return False
+
+    def next(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        """What the table waits for now, if the event says (the monitor's "next:" line)."""
+        return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from daemon.table import Arg, CommandSpec
@@ -51,8 +51,27 @@ def forms(game_commands: dict[str, dict[str, CommandSpec]]) -> dict[str, dict[st
                 raise GameCommandError(
                     f"{game}: {name} is spelt `tablectl {' '.join(words)}`, as {f.name} is"
                 )
+            if f.games and sp.args != f.spec.args:
+                f.spec = _merged(f.spec, sp)
             f.games.append(game)
     return verbs
+
+
+def _merged(a: CommandSpec, b: CommandSpec) -> CommandSpec:
+    """One command two games take with different arguments (blackjack's ``betting close
+    --boxes``): every argument of either, required only where both require it."""
+    args = {x.name: x for x in a.args}
+    for y in b.args:
+        x = args.get(y.name)
+        args[y.name] = (
+            replace(y, required=False)
+            if x is None
+            else replace(x, required=x.required and y.required)
+        )
+    for name in args:
+        if name not in {y.name for y in b.args}:
+            args[name] = replace(args[name], required=False)
+    return replace(a, args=tuple(args.values()))
 
 
 def _positional(f: Form) -> list[Arg]:

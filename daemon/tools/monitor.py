@@ -48,6 +48,7 @@ class Model:
         self.where: dict[str, Any] = {}
         self.phase = "-"
         self.cards: dict[str, list[str]] = {}
+        self.next = ""  # what the table waits for, when the game says (``Describer.next``)
         self.marks: list[Mark] = []  # this board's results, in order
         self.winners: list[str] = []  # a shoe game's winners, for a journal without roads
         self.board = roads_view.Board()  # a shoe game's roads, from the squares published
@@ -72,8 +73,12 @@ class Model:
             self.marks, self.winners, self.board = [], [], roads_view.Board()
         if t == "betting.opened":
             self.cards = {}
-        elif t == "card.dealt" and d.get("box") not in ("burn", "void"):
-            self.cards.setdefault(d["box"], []).append(d["card"])
+            self.next = ""
+        nxt = game.next(t, d)
+        if nxt is not None:
+            self.next = nxt
+        if game.cards(self.cards, t, d):
+            pass  # a card on the table: the game says where it goes and how it shows
         elif t in game.results:
             self.phase = "result"
             self.last_result = game.row(d)
@@ -129,6 +134,8 @@ def render(m: Model, now: float) -> Group:
     game.append(f" {where}  {m.phase}\n", "bold")
     for box, cards in m.cards.items():
         game.append(f" {box:<7} {' '.join(cards)}\n")
+    if m.next:
+        game.append(f" next: {m.next}\n", "bold magenta")
     if m.last_result:
         game.append(f" last: {m.last_result}\n", "cyan")
     game.rstrip()  # no blank line before the boards: 24 lines hold them and the devices

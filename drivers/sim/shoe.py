@@ -69,6 +69,7 @@ class ShoeSimulator:
         self._burning = False
         self._dealing = False
         self._want = 0  # cards to deal now, one at a time at the dealer's pace
+        self._guided = False  # the table publishes table.expects: deal only what it asks
         self._wake = asyncio.Event()
 
     @classmethod
@@ -190,10 +191,21 @@ class ShoeSimulator:
         elif t in ("shoe.ended", "shoe.void"):
             self._dealing = self._burning = False
             self._want = 0
+        elif t == "table.expects":
+            # A table that says what it expects (blackjack) is followed: a card when one is
+            # due, and none while it waits for a decision.
+            self._guided = True
+            if data.get("expects") in ("card", "dealer-draws"):
+                if self._want == 0 and self._dealing:
+                    self._deal()
+            elif data.get("expects") != "round-over":  # an extra card after the result stays due
+                self._want = 0
         self._after(t, data)
 
     def _after(self, t: str, data: dict[str, Any]) -> None:
         """One more card when the table took the last one and still wants cards."""
+        if self._guided and not self._burning:
+            return
         if t == "card.dealt" and (self._burning or self._dealing) and self._want == 0:
             self._deal()
         elif t == "card.held" and self._dealing and self._want == 0:
@@ -211,7 +223,8 @@ class ShoeSimulator:
             self._deal()
         elif phase == "dealing":
             self._dealing = True
-            self._deal()
+            if (table.get("expects") or {"expects": "card"})["expects"] in ("card", "dealer-draws"):
+                self._deal()
 
     def _new_shoe(self, shoe: int, decks: int, cut_card: int) -> None:
         rng = random.Random(self.seed * 1000 + shoe)

@@ -108,7 +108,8 @@ def apply(
             results=s.results + 1,
             seen=seen,
             extra=0,
-            winners=(*s.board(), data["winner"]),
+            # a result with no one winner (blackjack's boxes) draws no scoreboard
+            winners=(*s.board(), data["winner"]) if "winner" in data else s.winners,
         )
     if type_ == "hand.void":
         if data.get("demo"):
