@@ -26,7 +26,7 @@ _decoder = msgspec.json.Decoder()
 
 #: A draft's ``data`` key whose value is journaled but never published nor hashed: a
 #: secret the table must keep (the blackjack hole card) until an event reveals it.
-SEALED: Final = "sealed"
+SECRET: Final = "secret"
 
 
 class Draft(msgspec.Struct, frozen=True):
@@ -43,7 +43,7 @@ def draft(type_: str, data: dict[str, Any]) -> Draft:
     the shipped JSON Schema describes: an unknown type, a missing or unknown field or a
     wrong value type raises at the ``add`` that made it (and fails that decision's tests).
     """
-    check_data(type_, {k: v for k, v in data.items() if k != SEALED} if SEALED in data else data)
+    check_data(type_, {k: v for k, v in data.items() if k != SECRET} if SECRET in data else data)
     return Draft(type_, data)
 
 
@@ -92,12 +92,12 @@ def seal(
 ) -> tuple[Event, bytes]:
     """Give a draft its place in the chain; returns the event and its stored bytes.
 
-    A :data:`SEALED` part of the draft's data is left out of the event (and so of
+    A :data:`SECRET` part of the draft's data is left out of the event (and so of
     its hash and of what is published); the journal stores it beside the row.
     """
     data = draft.data
-    if SEALED in data:
-        data = {k: v for k, v in data.items() if k != SEALED}
+    if SECRET in data:
+        data = {k: v for k, v in data.items() if k != SECRET}
     fields = {
         "v": SCHEMA_VERSION,
         "table": table,

@@ -37,7 +37,7 @@ import msgspec
 
 from daemon import faults
 from daemon import seal as seals
-from daemon.events import GENESIS, SEALED, Draft, Event, canonical, check, decode, draft, seal
+from daemon.events import GENESIS, SECRET, Draft, Event, canonical, check, decode, draft, seal
 
 #: the event that seals a snapshot into the chain (``docs/events.md``)
 SNAPSHOT_EVENT = "journal.snapshot"
@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS events (
     body BLOB NOT NULL,
     hash TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS sealed (
+CREATE TABLE IF NOT EXISTS secrets (
     seq  INTEGER PRIMARY KEY,
     body BLOB NOT NULL
 );
@@ -272,12 +272,12 @@ class Journal:
         seq, prev = self.last_seq, self.last_hash
         events: list[Event] = []
         rows: list[tuple[int, str, bytes, str]] = []
-        sealed: list[tuple[int, bytes]] = []
+        secrets: list[tuple[int, bytes]] = []
         for b in batches:
             for d in b.drafts:
                 seq += 1
-                if SEALED in d.data:
-                    sealed.append((seq, canonical(d.data[SEALED])))
+                if SECRET in d.data:
+                    secrets.append((seq, canonical(d.data[SECRET])))
                 ev, raw = seal(
                     table=self.table, seq=seq, draft=d, time=b.time, mono=b.mono, prev=prev
                 )
@@ -306,8 +306,8 @@ class Journal:
         with self._tx():
             faults.in_commit("insert")
             self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
-            if sealed:
-                self.db.executemany("INSERT INTO sealed VALUES (?, ?)", sealed)
+            if secrets:
+                self.db.executemany("INSERT INTO secrets VALUES (?, ?)", secrets)
             # The head, kept beside the chain, is what shows a removed last row.
             faults.in_commit("head")
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (f"{seq}:{prev}",))
@@ -514,16 +514,16 @@ def read_events(db: sqlite3.Connection, start: int = 1, stop: int | None = None)
 
 
 def read_for_state(db: sqlite3.Connection, start: int = 1) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(type, data)`` of events from ``start`` as the table applies them: with their sealed part.
+    """``(type, data)`` of events from ``start`` as the table applies them: with their secret part.
 
     Only the table's own recovery reads this; replay, recall and subscribers read
-    the published bodies (:func:`read_raw`), which never hold a sealed part.
+    the published bodies (:func:`read_raw`), which never hold a secret part.
     """
-    cur = db.execute("SELECT seq, body FROM sealed WHERE seq >= ? ORDER BY seq", (start,))
+    cur = db.execute("SELECT seq, body FROM secrets WHERE seq >= ? ORDER BY seq", (start,))
     secret = {seq: body for seq, body in cur.fetchall()}
     for ev in read_events(db, start):
         if ev.seq in secret:
-            yield ev.type, {**ev.data, SEALED: msgspec.json.decode(secret[ev.seq])}
+            yield ev.type, {**ev.data, SECRET: msgspec.json.decode(secret[ev.seq])}
         else:
             yield ev.type, ev.data
 

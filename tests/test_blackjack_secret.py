@@ -1,6 +1,6 @@
 """The hole card is secret until it is turned over (issue 13, acceptance 3).
 
-The journal holds it (sealed, beside the event's row) so the table rebuilds
+The journal holds it (a secret part, beside the event's row) so the table rebuilds
 exactly; a plain SUB, a replay request and the hash chain see only its
 commitment until the reveal event carries the card and the salt.
 """
@@ -155,13 +155,13 @@ def test_sub_and_replay_never_see_the_hole_card_before_the_reveal_and_both_do_af
     ]
     assert len(holes) == 1
     hole = holes[0]
-    assert hole["data"]["card"] is None and "sealed" not in hole["data"]
+    assert hole["data"]["card"] is None and "secret" not in hole["data"]
     assert len(hole["data"]["commitment"]) == 64
 
-    # the truth is in the journal, sealed beside the row
+    # the truth is in the journal, beside the row
     db = sqlite3.connect(f"file:{tmp / 'state' / 'journal.sqlite'}?mode=ro", uri=True)
-    (sealed,) = db.execute("SELECT body FROM sealed WHERE seq = ?", (hole["seq"],)).fetchone()
-    secret = msgspec.json.decode(sealed)
+    (stored,) = db.execute("SELECT body FROM secrets WHERE seq = ?", (hole["seq"],)).fetchone()
+    secret = msgspec.json.decode(stored)
     card, salt = secret["card"], secret["salt"]
     assert (
         hashlib.sha256(bytes.fromhex(salt) + card.encode()).hexdigest()
@@ -173,11 +173,11 @@ def test_sub_and_replay_never_see_the_hole_card_before_the_reveal_and_both_do_af
     assert "end" in end
     _chain(before)
     for ev in before:
-        assert "sealed" not in ev.data
+        assert "secret" not in ev.data
         assert not (ev.type == "dealer.hole_card" and ev.data["hand"] == hand)
         assert salt not in msgspec.json.encode(ev).decode()
     for raw in t.raw:
-        assert salt.encode() not in raw and b'"sealed"' not in raw
+        assert salt.encode() not in raw and b'"secret"' not in raw
     replayed_hole = next(e for e in before if e.seq == hole["seq"])
     assert replayed_hole.data == hole["data"]
 
@@ -199,7 +199,7 @@ def test_sub_and_replay_never_see_the_hole_card_before_the_reveal_and_both_do_af
 
 
 def test_a_restart_rebuilds_the_hole_card_from_the_journal(table) -> None:
-    """A clean restart keeps the round (only a crash voids it): the reveal shows the sealed card."""
+    """A clean restart keeps the round (only a crash voids it): the reveal shows the journaled card."""
     t, tmp, first = table
     hand = _to_decision(t)
     hole = next(

@@ -45,13 +45,13 @@ def test_dealing_order_seed_003_part_iii_3_4() -> None:
     assert [d["text"] for d in of(evs, "table.expects")][-1] == "decision from box 2"
 
 
-def test_the_hole_card_is_sealed_and_its_reveal_opens_the_commitment() -> None:
+def test_the_hole_card_is_secret_and_its_reveal_opens_the_commitment() -> None:
     h = BJ()
     evs = h.round("1", "TS", "6C", "7S", "9D")
     hole = of(evs, "card.dealt")[-1]
     assert hole["card"] is None and hole["hole"] is True
-    assert hole["sealed"]["card"] == "9D"  # journaled; events.seal keeps it out of the event
-    assert hole["commitment"] == commitment("9D", hole["sealed"]["salt"])
+    assert hole["secret"]["card"] == "9D"  # journaled; events.seal keeps it out of the event
+    assert hole["commitment"] == commitment("9D", hole["secret"]["salt"])
     evs = h.cmd("box.stand", box=1)
     rev = of(evs, "dealer.hole_card")[0]
     assert rev["card"] == "9D" and commitment(rev["card"], rev["salt"]) == hole["commitment"]

@@ -48,7 +48,14 @@ def test_the_shipped_schema_is_what_the_structs_generate_and_docs_has_the_same()
 
 def test_there_are_captures_of_every_game():
     games = {p.parent.name for p in EXPECTED}
-    assert {"shoe-line", "cammegh-ss2", "cammegh-m360", "dice-ref", "dragon-tiger", "blackjack"} <= games
+    assert {
+        "shoe-line",
+        "cammegh-ss2",
+        "cammegh-m360",
+        "dice-ref",
+        "dragon-tiger",
+        "blackjack",
+    } <= games
 
 
 @pytest.mark.parametrize("path", EXPECTED, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -93,7 +100,9 @@ def test_the_schema_rejects_what_is_not_an_event():
     )
     assert v.is_valid(dealt)
     assert not v.is_valid({**dealt, "data": {**dealt["data"], "hand": "two"}})
-    assert not v.is_valid({**dealt, "data": {k: x for k, x in dealt["data"].items() if k != "card"}})
+    assert not v.is_valid(
+        {**dealt, "data": {k: x for k, x in dealt["data"].items() if k != "card"}}
+    )
 
 
 def test_every_event_type_has_a_struct_and_a_section_in_events_md():

@@ -47,7 +47,7 @@ def test_config_blackjack_plays_by_itself(tmp_path, daemons):  # noqa: F811
     assert {"table.expects", "box.decision", "dealer.hole_card", "betting.closed"} <= types
     for e in seen:
         if e.type == "card.dealt" and e.data.get("hole"):
-            assert e.data["card"] is None and "sealed" not in e.data
+            assert e.data["card"] is None and "secret" not in e.data
         if e.type != "hand.result":
             continue
         dealer = e.data["dealer"]["cards"]

@@ -163,7 +163,7 @@ def test_recall_one_hand(tmp_path, capsys):
     assert "hand 4:" not in out
 
 
-def test_a_sealed_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) -> None:
+def test_a_secret_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) -> None:
     j = Journal(tmp_path / "j.sqlite", "t")
     evs = j.append(
         [
@@ -171,7 +171,7 @@ def test_a_sealed_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) 
                 [
                     Draft(
                         "card.dealt",
-                        {"card": None, "commitment": "c", "sealed": {"card": "9D", "salt": "00"}},
+                        {"card": None, "commitment": "c", "secret": {"card": "9D", "salt": "00"}},
                     ),
                     Draft("x", {"a": 1}),
                 ],
@@ -180,13 +180,13 @@ def test_a_sealed_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) 
             )
         ]
     )
-    assert "sealed" not in evs[0].data
+    assert "secret" not in evs[0].data
     raw = dict(read_raw(j.db, 1))
-    assert b"9D" not in raw[1] and b"sealed" not in raw[1]
+    assert b"9D" not in raw[1] and b"secret" not in raw[1]
     assert verify_chain(j.db) == (2, None)
     rebuilt = list(read_for_state(j.db, 1))
     assert rebuilt[0] == (
         "card.dealt",
-        {"card": None, "commitment": "c", "sealed": {"card": "9D", "salt": "00"}},
+        {"card": None, "commitment": "c", "secret": {"card": "9D", "salt": "00"}},
     )
     assert rebuilt[1] == ("x", {"a": 1})

@@ -4,7 +4,7 @@ The round lives beside the shoe's own state (:class:`BlackjackState` extends
 the shoe procedures' state), so burn, cut card, voids, unreadable cards and
 the card inventory stay the shoe procedures' and are not copied here.
 The hole card is kept in the state — the table must know it — but it only
-ever arrives through the sealed part of its ``card.dealt`` (journaled, never
+ever arrives through the secret part of its ``card.dealt`` (journaled, never
 published: ``docs/decisions.md``, "The hole card").
 """
 
@@ -46,7 +46,7 @@ class Round(msgspec.Struct, frozen=True):
     step: Step = "deal"
     initial: int = 0  # cards of the first deal (§3.4) placed so far
     up: str | None = None
-    hole: str | None = None  # secret until ``revealed`` (only from the sealed part)
+    hole: str | None = None  # secret until ``revealed`` (only from the secret part)
     salt: str | None = None
     commitment: str | None = None
     revealed: bool = False
@@ -115,11 +115,11 @@ def apply_round(rd: Round | None, type_: str, data: dict[str, Any], rules: Any) 
             return rd
         if to == "dealer":
             if data.get("hole"):
-                sealed = data.get("sealed") or {}
+                secret = data.get("secret") or {}
                 rd = rep(
                     rd,
-                    hole=sealed.get("card"),
-                    salt=sealed.get("salt"),
+                    hole=secret.get("card"),
+                    salt=secret.get("salt"),
                     commitment=data.get("commitment"),
                     initial=rd.initial + 1,
                 )

@@ -7,7 +7,7 @@ class adds the round: dealing order (§3.4), insurance (§2.5), the peek under
 an ace (§3.7), the boxes' decisions (§3.5, §2.6, §2.7), the dealer (§4.4) and
 settlement (§2.1–2.3). After every input it publishes what it expects next
 (``table.expects``), the one thing a dealer display, the stack light and
-``tablectl monitor`` follow. The hole card is journaled sealed and published
+``tablectl monitor`` follow. The hole card is journaled as a secret and published
 only as a commitment until it is turned over (``docs/decisions.md``).
 
 Longer than most modules because the round's decisions (commands, cards,
@@ -428,7 +428,7 @@ class BlackjackTable(ShoeGame):
     def _hole_card(
         self, t: TableState, s: ShoeState, rd: Round, d: Decision, h: Held, at: dict[str, Any]
     ) -> None:
-        """Journal the hole card sealed; publish only its commitment (``docs/decisions.md``)."""
+        """Journal the hole card as a secret; publish only its commitment (``docs/decisions.md``)."""
         card = h.card
         assert card is not None
         if h.face_up:
@@ -446,7 +446,7 @@ class BlackjackTable(ShoeGame):
             position=2,
             hole=True,
             commitment=commitment(card, salt),
-            sealed={"card": card, "salt": salt},
+            secret={"card": card, "salt": salt},
             **at,
         )
 
@@ -801,7 +801,7 @@ class BlackjackTable(ShoeGame):
     def apply(self, s: ShoeState, type_: str, data: dict[str, Any]) -> ShoeState:
         rep = msgspec.structs.replace
         if type_ == "card.dealt" and data.get("box") not in ("burn", "void"):
-            card = data.get("card") or (data.get("sealed") or {}).get("card")
+            card = data.get("card") or (data.get("secret") or {}).get("card")
             if card is not None:
                 s = rep(s, seen={**s.seen, card: s.seen.get(card, 0) + 1})
             s = rep(s, out=s.out + 1)
