@@ -58,6 +58,8 @@ class DeviceConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     parity: Literal["N", "E", "O", "M", "S"] | None = None
     stopbits: Annotated[float, msgspec.Meta(ge=1, le=2)] | None = None
     stale_after: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    #: malformed lines among the last 8 that make the line noisy (0: never; default 6).
+    noise_limit: Annotated[int, msgspec.Meta(ge=0, le=8)] | None = None
     reconnect_max: Annotated[float, msgspec.Meta(gt=0)] = 30.0
     options: dict[str, Any] = {}
     sim: dict[str, Any] = {}
