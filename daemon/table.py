@@ -204,6 +204,9 @@ def raise_alarm(
     return alarm_id
 
 
+#: a command's ``args`` as JSON, at most: each is journaled in ``operator.command`` [ours]
+ARGS_MAX_BYTES = 1024
+
 R_NOISE = (
     "[ours] a line without a checksum cannot be proven free of noise: while a device's line "
     "is noisy, what it reads is held for a supervisor"
@@ -271,6 +274,13 @@ class Table:
             if inp.role not in cmd.roles:
                 need = " or ".join(sorted(cmd.roles))
                 d.refused = f"{inp.name} needs the {need} role; you are {inp.role}"
+                return d
+            size = len(msgspec.json.encode(inp.args))
+            if size > ARGS_MAX_BYTES:
+                d.refused = (
+                    f"{inp.name}: its arguments are {size} bytes of JSON; a command carries at "
+                    f"most {ARGS_MAX_BYTES} into the journal (shorten the reason)"
+                )
                 return d
             d.add(
                 "operator.command",
