@@ -40,6 +40,7 @@ from daemon.security import Security
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
 from drivers.base import driver_class
+from drivers.noise import rule_for
 from drivers.serial import SerialSettings, SerialTransport
 
 log = structlog.get_logger("tabled")
@@ -283,6 +284,7 @@ class Daemon:
                 driver,
                 self.pipeline.submit,
                 stale_after=dc.stale_after,
+                noise=rule_for(dc.noise_limit),
                 mono=self.clock.mono,
                 wall=self.clock.wall,
             )

@@ -36,6 +36,13 @@ pyzmq/libzmq behaviour this module works around:
   with ``Again`` after the wait; the replay stream then backs off briefly
   and tries again, and gives up after ``replay_stall`` seconds without
   progress. A peer that went away gives ``EHOSTUNREACH`` and ends its stream.
+* Fairness: a client that asks and never reads still holds one of the
+  ``replay_concurrency`` slots while its stream waits for room. So a stream
+  that has waited ``replay_idle`` seconds without getting one frame out gives
+  its slot to the next request (it is cancelled; its client never sees the
+  end marker, so it asks again later), and one connection has at most one
+  stream. Eight silent DEALERs thus cost the others at most ``replay_idle``
+  of ``busy``, which a follower retries with backoff.
 * ``bind`` on an ``ipc://`` path silently unlinks whatever socket file is
   there, even one a live daemon is serving; :func:`prepare_ipc` checks first.
 * With ``curve`` (a :class:`daemon.security.ServerCurve`) both sockets are
@@ -57,6 +64,7 @@ import socket
 import sqlite3
 import stat
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -211,6 +219,7 @@ class Bus:
         nodrop: bool = False,
         replay_concurrency: int = 8,
         replay_stall: float = 30.0,
+        replay_idle: float = 1.0,
         curve: ServerCurve | None = None,
         signer: Signer | None = None,
     ) -> None:
@@ -227,6 +236,7 @@ class Bus:
         self.nodrop = nodrop
         self.replay_concurrency = replay_concurrency
         self.replay_stall = replay_stall
+        self.replay_idle = replay_idle
         self.curve = curve
         self.signer = signer
         self.counters: dict[str, int] = dict.fromkeys(
@@ -237,6 +247,7 @@ class Bus:
                 "replay_requests",
                 "replay_errors",
                 "replayed_events",
+                "replay_evicted",
             ),
             0,
         )
@@ -245,7 +256,7 @@ class Bus:
         self._router: zmq.asyncio.Socket | None = None
         self._db: sqlite3.Connection | None = None
         self._server: asyncio.Task[None] | None = None
-        self._streams: set[asyncio.Task[None]] = set()
+        self._streams: dict[asyncio.Task[None], _Stream] = {}
         self._hb_topic = f"{table}.heartbeat".encode()
 
     # -- lifecycle ---------------------------------------------------------------
@@ -397,15 +408,41 @@ class Bus:
                 log.exception("replay request not understood")
                 await self._refuse(identity, f"request not understood: {type(e).__name__}")
                 continue
-            if len(self._streams) >= self.replay_concurrency:
+            if any(s.identity == identity for s in self._streams.values()):
+                await self._refuse(identity, "a replay to this connection is in progress")
+                continue
+            if len(self._streams) >= self.replay_concurrency and not self._evict_idle():
                 await self._refuse(
                     identity,
                     f"busy: {len(self._streams)} replays in progress, try again shortly",
                 )
                 continue
-            task = asyncio.create_task(self._stream(identity, start, stop))
-            self._streams.add(task)
-            task.add_done_callback(self._streams.discard)
+            st = _Stream(identity)
+            task = asyncio.create_task(self._stream(st, start, stop))
+            self._streams[task] = st
+            task.add_done_callback(lambda t: self._streams.pop(t, None))
+
+    def _evict_idle(self) -> bool:
+        """Free the slot of the stream that has waited longest for a client that reads nothing."""
+        now = asyncio.get_running_loop().time()
+        idle = [
+            (st.waiting_since, task)
+            for task, st in self._streams.items()
+            if st.waiting_since is not None and now - st.waiting_since >= self.replay_idle
+        ]
+        if not idle:
+            return False
+        since, task = min(idle, key=lambda x: x[0])
+        st = self._streams.pop(task)
+        task.cancel()
+        self.counters["replay_evicted"] += 1
+        log.info(
+            "replay client dropped: it read nothing",
+            seconds=round(now - since, 3),
+            sent=st.sent,
+            streams=len(self._streams),
+        )
+        return True
 
     def _parse(self, body: list[bytes]) -> tuple[int, int | None]:
         if len(body) != 1:
@@ -453,7 +490,8 @@ class Bus:
         except (zmq.ZMQError, TimeoutError) as e:  # peer gone, or its queue full
             log.warning("replay error reply undeliverable", error=what, reason=repr(e))
 
-    async def _stream(self, identity: bytes, start: int, stop: int | None) -> None:
+    async def _stream(self, st: _Stream, start: int, stop: int | None) -> None:
+        identity = st.identity
         db = self._db
         assert db is not None
         try:
@@ -470,8 +508,8 @@ class Bus:
             sent = start - 1
             batch = 0
             for seq, raw in journal.read_raw(db, start, last, chunk=self.REPLAY_CHUNK):
-                await self._send_replay(identity, raw)
-                sent = seq
+                await self._send_replay(identity, raw, st)
+                sent = st.sent = seq
                 self.counters["replayed_events"] += 1
                 batch += 1
                 if batch >= self.REPLAY_CHUNK:
@@ -484,7 +522,7 @@ class Bus:
                 "last_seq": _head(db),
                 "journal_id": self.journal_id,
             }
-            await self._send_replay(identity, canonical(end))
+            await self._send_replay(identity, canonical(end), st)
         except _Gone as e:
             self.counters["replay_errors"] += 1
             log.info("replay stream stopped", start=start, reason=str(e))
@@ -495,7 +533,7 @@ class Bus:
             log.exception("replay stream failed", start=start)
             await self._refuse(identity, f"internal error: {type(e).__name__}: {e}")
 
-    async def _send_replay(self, identity: bytes, frame: bytes) -> None:
+    async def _send_replay(self, identity: bytes, frame: bytes, st: _Stream | None = None) -> None:
         """Send one frame to one replay client, waiting while its queue is full.
 
         Every wait is bounded: with ROUTER_MANDATORY an awaited send can end
@@ -515,17 +553,25 @@ class Bus:
             try:
                 if fut.done():
                     fut.result()
+                    if st is not None:
+                        st.waiting_since = None
                     return
                 if loop is None:
                     loop = asyncio.get_running_loop()
                     deadline = loop.time() + self.replay_stall
+                    if st is not None:
+                        st.waiting_since = loop.time()
                 await asyncio.wait_for(fut, max(0.001, min(deadline - loop.time(), 0.5)))
+                if st is not None:
+                    st.waiting_since = None
                 return
             except zmq.Again:
                 # writable for some other peer, not this one: back off a little
                 if loop is None:
                     loop = asyncio.get_running_loop()
                     deadline = loop.time() + self.replay_stall
+                    if st is not None:
+                        st.waiting_since = loop.time()
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.05)
             except TimeoutError:
@@ -534,6 +580,15 @@ class Bus:
                 raise _Gone.from_error(e) from None
             if loop.time() >= deadline:
                 raise _Gone(f"client read nothing for {self.replay_stall:g}s")
+
+
+@dataclass(slots=True)
+class _Stream:
+    """One replay in progress: whose, how far, and since when it waits for room."""
+
+    identity: bytes
+    sent: int = 0
+    waiting_since: float | None = None
 
 
 class _Gone(Exception):

@@ -57,8 +57,11 @@ class DeviceConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     bytesize: Literal[5, 6, 7, 8] | None = None
     parity: Literal["N", "E", "O", "M", "S"] | None = None
     stopbits: Annotated[float, msgspec.Meta(ge=1, le=2)] | None = None
-    stale_after: Annotated[float, msgspec.Meta(gt=0)] | None = None
-    reconnect_max: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    stale_after: Annotated[float, msgspec.Meta(gt=0, le=86400)] | None = None
+    #: malformed lines among the last 8 that make the line noisy (0: never; default 6).
+    noise_limit: Annotated[int, msgspec.Meta(ge=0, le=8)] | None = None
+    #: at most an hour: `inf` would mean a port that is never tried again
+    reconnect_max: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
     options: dict[str, Any] = {}
     sim: dict[str, Any] = {}
 
@@ -324,11 +327,13 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                 errors.append(f"devices[{i}].driver: {e}")
                 continue
             before = len(errors)
-            check(dev.get("options", {}), cls.Options, f"devices[{i}].options", errors)
+            opts = dev.get("options", {})
+            if isinstance(opts, dict):  # not a table: the Config check above said so, once
+                check(opts, cls.Options, f"devices[{i}].options", errors)
             device_types[str(name)] = cls.Options
-            if len(errors) == before:
+            if len(errors) == before and isinstance(opts, dict):
                 _check_rules_against(raw.get("game"), i, drv, cls, dev, errors)
-            if dev.get("port") == "sim" and len(errors) == before:
+            if dev.get("port") == "sim" and len(errors) == before and isinstance(opts, dict):
                 # the simulator's own options are checked now, not when the daemon starts it
                 try:
                     cls(msgspec.convert(dev.get("options", {}), cls.Options)).simulator(

@@ -19,6 +19,7 @@ import structlog
 
 from daemon.table import DeviceHealth, DeviceReading, Input
 from drivers.base import Driver, Protocol
+from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule
 from drivers.readings import DeviceReply, Malformed, Reading, Unknown
 
 Tap = Callable[[str, bytes, float], None]
@@ -45,6 +46,7 @@ class DeviceRunner:
         submit: Callable[[Input], object],
         *,
         stale_after: float | None = None,
+        noise: NoiseRule | None = DEFAULT_RULE,
         mono: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -64,6 +66,7 @@ class DeviceRunner:
         self.transport: Any = None
         self.taps: list[Tap] = []
         self.last_malformed: tuple[str, bytes] | None = None
+        self.noise = None if noise is None else NoiseMeter(noise)
         self.on_link: list[Callable[[bool], None]] = []
         self._stale_timer: asyncio.TimerHandle | None = None
         self._poll_task: asyncio.Task[None] | None = None
@@ -125,6 +128,13 @@ class DeviceRunner:
 
     def _reading(self, r: Reading, mono: float) -> None:
         c = self.counters
+        noisy = None if self.noise is None else self.noise.reading(r, mono)
+        if noisy is not None:
+            # before the reading that tipped it, so the table holds what follows
+            self.log.warning(
+                "line noisy", malformed=noisy.malformed, lines=noisy.lines, recent=noisy.recent
+            )
+            self.submit(DeviceReading(self.name, noisy, mono))
         if isinstance(r, Malformed):
             c.malformed += 1
             self.last_malformed = (r.reason, r.frame)
@@ -153,7 +163,9 @@ class DeviceRunner:
         changed = health != self.health
         self.health, self.reason = health, reason
         if changed:
-            (self.log.info if health == "ok" else self.log.warning)("device " + health, reason=reason)
+            (self.log.info if health == "ok" else self.log.warning)(
+                "device " + health, reason=reason
+            )
             self.submit(DeviceHealth(self.name, health, reason, self.mono(), info or {}))
 
     def _arm_stale(self) -> None:
@@ -218,6 +230,8 @@ class DeviceRunner:
             else round(self.mono() - c.last_frame_mono, 3),
             "last_frame_time": c.last_frame_wall,
             "protocol": self.protocol.stats(),
+            "line_noisy": None if self.noise is None else self.noise.noisy,
+            "noise_bursts": None if self.noise is None else self.noise.bursts,
             "last_malformed": None
             if self.last_malformed is None
             else {"reason": self.last_malformed[0], "frame": self.last_malformed[1].hex()},

@@ -23,6 +23,7 @@ from daemon.games import find as game_class
 from daemon.journal import Batch, Journal
 from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
 from drivers.base import Driver, driver_class
+from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule, rule_for
 from drivers.readings import Malformed, Unknown
 
 #: the salt key of offline replays: public, so a replay's commitments prove nothing
@@ -48,7 +49,13 @@ def _value(text: str) -> Any:
 class Replayer:
     """One table and its devices, fed from captures in order."""
 
-    def __init__(self, table: Table, drivers: dict[str, Driver], table_id: str = "replay") -> None:
+    def __init__(
+        self,
+        table: Table,
+        drivers: dict[str, Driver],
+        table_id: str = "replay",
+        noise: dict[str, NoiseRule | None] | None = None,
+    ) -> None:
         self.table = table
         if getattr(table.game, "salt_key", None) is not None:
             # A game that seals a secret (the blackjack hole card) salts its commitment from
@@ -56,6 +63,11 @@ class Replayer:
             table.game.salt_key = REPLAY_SALT_KEY  # type: ignore[attr-defined]
         self.drivers = drivers
         self.protocols = {n: d.protocol() for n, d in drivers.items()}
+        # the daemon's line-noise verdicts, made the same way (``drivers/noise.py``)
+        rules = noise or {}
+        self.noise = {
+            n: NoiseMeter(rule) for n in drivers if (rule := rules.get(n, DEFAULT_RULE)) is not None
+        }
         self.journal = Journal(":memory:", table_id)
         self.state: TableState = table.initial()
         self.stats = ReplayStats()
@@ -74,7 +86,9 @@ class Replayer:
                 d.name: driver_class(d.driver)(settings.device_options[d.name])
                 for d in settings.config.devices
             }
-            return cls(Table(game_cls(settings.game), list(drivers)), drivers, settings.table)
+            noise = {d.name: rule_for(d.noise_limit) for d in settings.config.devices}
+            table = Table(game_cls(settings.game), list(drivers))
+            return cls(table, drivers, settings.table, noise)
         drv_name = h.get("driver")
         if not drv_name:
             raise CaptureError(
@@ -168,6 +182,10 @@ class Replayer:
         self._decide(DeviceHealth(dev, health, why, mono, {}), when)
 
     def _reading(self, dev: str, r: Any, when: float, mono: float) -> None:
+        meter = self.noise.get(dev)
+        noisy = None if meter is None else meter.reading(r, mono)
+        if noisy is not None:
+            self._decide(DeviceReading(dev, noisy, mono), when)
         if isinstance(r, Malformed):
             self.stats.malformed += 1
             return

@@ -11,11 +11,18 @@ On a table with ``[security]`` CURVE, pass ``curve=(client_public,
 client_secret, server_public)`` (z85; ``daemon.security.follower_curve``
 loads them from key files). A key the table does not list gets no error,
 only silence: no heartbeat ever arrives and replays time out.
+
+A table serves a few replays at a time and answers ``busy: …`` past that (or
+while its slots are held by clients that stopped reading, until it drops them):
+the follower asks again after a jittered, doubling pause, so many followers
+starting at once spread out instead of asking in lockstep, and gives up with
+:class:`ReplayFailed` only when ``timeout`` seconds pass without being served.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -53,6 +60,8 @@ class Follower:
         self.journal_id: str | None = journal_id
         self.heartbeat: dict[str, Any] | None = None
         self.repairs = 0
+        #: replays the table answered ``busy`` and that were asked again
+        self.busy_retries = 0
         self.sub = self.ctx.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, 100_000)
@@ -72,7 +81,25 @@ class Follower:
     def close(self) -> None:
         self.sub.close()
 
+    #: the first pause after ``busy`` and the longest (seconds); each pause is jittered
+    BUSY_FIRST, BUSY_MAX = 0.05, 2.0
+
     def _replay(self, start: int, stop: int | None, timeout: float) -> list[Event]:
+        """One replay; a busy table is asked again with backoff until ``timeout`` runs out."""
+        deadline = time.monotonic() + timeout
+        delay = self.BUSY_FIRST
+        while True:
+            try:
+                return self._replay_once(start, stop, timeout)
+            except ReplayFailed as e:
+                left = deadline - time.monotonic()
+                if not str(e).startswith("busy") or left <= 0:
+                    raise
+                self.busy_retries += 1
+                time.sleep(min(left, delay * random.uniform(0.5, 1.5)))
+                delay = min(delay * 2, self.BUSY_MAX)
+
+    def _replay_once(self, start: int, stop: int | None, timeout: float) -> list[Event]:
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
         if self.curve is not None:

@@ -21,7 +21,7 @@ import msgspec
 
 from daemon.events import Draft, draft
 from daemon.games.describe import Describer
-from drivers.readings import DeviceReply, Reading
+from drivers.readings import DeviceReply, LineNoise, Reading
 
 # -- inputs ------------------------------------------------------------------------
 
@@ -204,6 +204,22 @@ def raise_alarm(
     return alarm_id
 
 
+#: a command's ``args`` as JSON, at most: each is journaled in ``operator.command`` [ours]
+ARGS_MAX_BYTES = 1024
+
+R_NOISE = (
+    "[ours] a line without a checksum cannot be proven free of noise: while a device's line "
+    "is noisy, what it reads is held for a supervisor"
+)
+
+
+def line_noise_alarm(t: TableState, device: str) -> str | None:
+    """The latched ``line-noise`` alarm that holds ``device`` suspect, if any."""
+    return next(
+        (a.id for a in t.alarms.values() if a.kind == "line-noise" and a.device == device), None
+    )
+
+
 class Table:
     """One table: the shared machinery around one game."""
 
@@ -234,6 +250,9 @@ class Table:
 
     def decide(self, t: TableState, inp: Input) -> Decision:
         d = Decision(base=t, fold=self.apply)
+        if isinstance(inp, DeviceReading) and isinstance(inp.reading, LineNoise):
+            self._line_noise(t, inp.device, inp.reading, d)
+            return d
         if isinstance(inp, DeviceReading) and isinstance(inp.reading, DeviceReply):
             # A device's answer is the same for every game: journaled so a technician's
             # session (versions, self-tests, settings) is on the record and replays.
@@ -255,6 +274,13 @@ class Table:
             if inp.role not in cmd.roles:
                 need = " or ".join(sorted(cmd.roles))
                 d.refused = f"{inp.name} needs the {need} role; you are {inp.role}"
+                return d
+            size = len(msgspec.json.encode(inp.args))
+            if size > ARGS_MAX_BYTES:
+                d.refused = (
+                    f"{inp.name}: its arguments are {size} bytes of JSON; a command carries at "
+                    f"most {ARGS_MAX_BYTES} into the journal (shorten the reason)"
+                )
                 return d
             d.add(
                 "operator.command",
@@ -286,6 +312,29 @@ class Table:
         if d.refused is not None:
             d.drafts.clear()
         return d
+
+    def _line_noise(self, t: TableState, device: str, r: LineNoise, d: Decision) -> None:
+        """A noisy line: one latched alarm per device; the game holds what it reads."""
+        if line_noise_alarm(t, device) is not None:
+            return
+        raise_alarm(
+            t,
+            d,
+            "line-noise",
+            f"{device}: {r.malformed} of its last {r.lines} lines were garbage; the line is "
+            "noisy, so what it reads is held for a supervisor",
+            rule=R_NOISE,
+            action="check the cable, the ground and the baud rate (`tablectl devices`, "
+            "`tablectl trace`); check what the device read lately (recent); clear this alarm "
+            "when the line is clean",
+            device=device,
+            malformed=r.malformed,
+            lines=r.lines,
+            recent=list(r.recent),
+        )
+        hook = getattr(self.game, "on_line_noise", None)
+        if hook is not None:
+            hook(d.state(), d, device)
 
     def started(
         self, t: TableState, info: dict[str, Any], *, crashed: bool | None = None

@@ -29,6 +29,17 @@ class Unknown(Reading, frozen=True, kw_only=True):
     reason: str = "unknown frame"
 
 
+class LineNoise(Reading, frozen=True, kw_only=True):
+    """Not a frame: the verdict that a device's line turned noisy (``drivers/noise.py``).
+
+    ``recent`` are the lines among the last ones that did decode: noise may have made them.
+    """
+
+    malformed: int
+    lines: int
+    recent: tuple[str, ...] = ()
+
+
 # --- card shoes and scanners -------------------------------------------------
 
 

@@ -71,7 +71,7 @@ def line_reading(frame: bytes, o: CardCodeOptions) -> Reading:
     thing whichever wire they came on.
     """
     try:
-        text = frame.decode("ascii").strip()
+        text = frame.decode("ascii").strip(" ")  # spaces only: a control byte is noise
     except UnicodeDecodeError:
         return Malformed(frame=frame, reason="not ASCII")
     if not text or not text.isprintable():

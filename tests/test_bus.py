@@ -527,3 +527,110 @@ async def test_busy_when_all_replay_slots_are_taken_and_gone_client_frees_its_sl
     finally:
         stuck.close(0)
         await b.close()
+
+
+# -- fair replay (issue 18 #10) -------------------------------------------------------------------
+
+
+def _silent(ctx: zmq.asyncio.Context, endpoint: str) -> zmq.asyncio.Socket:
+    """A DEALER that asks for everything and never reads (the attack in issue 18 #10)."""
+    s = ctx.socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVHWM, 1)
+    s.setsockopt(zmq.RCVBUF, 4096)
+    s.connect(endpoint)
+    return s
+
+
+async def _followers(b: Bus, n: int, last: int) -> list[tuple[list[int], int]]:
+    """``n`` Followers (the documented recipe, each in its own thread) started at once, each
+    until it holds seq ``last``; heartbeats tell them the head, as the daemon's do."""
+    from daemon.subscriber import Follower
+
+    def follow() -> tuple[list[int], int]:
+        f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1")
+        try:
+            evs = f.until(lambda e: e.seq == last, timeout=LIMIT)
+            return [e.seq for e in evs], f.busy_retries
+        finally:
+            f.close()
+
+    async def beat() -> None:
+        while True:  # what the daemon's heartbeat timer does, faster
+            b.heartbeat({"last_seq": last, "journal_id": "j1"}, TIME, 0.0)
+            await asyncio.sleep(0.05)
+
+    beats = asyncio.create_task(beat())
+    try:
+        return await asyncio.wait_for(
+            asyncio.gather(*(asyncio.to_thread(follow) for _ in range(n))), LIMIT * 2
+        )
+    finally:
+        beats.cancel()
+
+
+async def test_eight_silent_clients_cannot_deny_replay_to_the_others(ctx, big_jpath):
+    b = Bus(
+        ctx,
+        table="t1",
+        publish=TCP,
+        replay=TCP,
+        journal_path=big_jpath,
+        replay_hwm=1,
+        replay_concurrency=8,
+        replay_idle=0.2,
+
+
+
+
+    )
+    await b.start()
+    silent = [_silent(ctx, b.replay_endpoint) for _ in range(8)]
+    try:
+        for s in silent:
+            await s.send(b'{"from": 1}')
+        got = await _followers(b, 4, N_EVENTS)
+        for seqs, _ in got:  # each follower holds every event once, in order
+            assert seqs == list(range(1, N_EVENTS + 1))
+        # the silent ones were dropped to make room (not after replay_stall, 30 s)
+        assert b.counters["replay_evicted"] >= 4
+    finally:
+        for s in silent:
+            s.close(0)
+        await b.close()
+
+
+async def test_a_second_request_on_one_connection_is_refused_while_its_replay_runs(
+    ctx, big_jpath
+):
+    b = Bus(ctx, table="t1", publish=TCP, replay=TCP, journal_path=big_jpath, replay_hwm=1)
+    await b.start()
+    s = _silent(ctx, b.replay_endpoint)
+    try:
+
+        async def scenario() -> None:
+            await s.send(b'{"from": 1}')
+            await s.send(b'{"from": 1}')
+            frames = [await s.recv() for _ in range(3)]
+            errors = [f for f in frames if f.startswith(b'{"error":')]
+            assert len(errors) == 1 and b"in progress" in errors[0]
+            assert len(b._streams) == 1
+
+        await asyncio.wait_for(scenario(), LIMIT)
+    finally:
+        s.close(0)
+        await b.close()
+
+
+async def test_followers_starting_at_once_retry_busy_and_all_catch_up(ctx, big_jpath):
+    """Issue 18 #10: twelve Followers at once on a table with two replay slots."""
+    b = Bus(
+        ctx, table="t1", publish=TCP, replay=TCP, journal_path=big_jpath, replay_concurrency=2
+    )
+    await b.start()
+    try:
+        got = await _followers(b, 12, N_EVENTS)
+        assert all(seqs == list(range(1, N_EVENTS + 1)) for seqs, _ in got)
+        assert sum(retries for _, retries in got) >= 1  # some were told busy, and asked again
+    finally:
+        await b.close()

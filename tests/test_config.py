@@ -167,3 +167,59 @@ def test_min_ball_revolutions_is_refused_where_the_wheel_cannot_report_them(
         )
     )
     assert load(p, env={}).game.min_ball_revolutions == 4
+
+
+# -- values no device can live with (issue 18, also) ---------------------------------------------
+
+SIM_DEVICE = """
+[[devices]]
+name = "{name}"
+driver = "{driver}"
+port = "sim"
+[devices.sim]
+{key} = {value}
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("reconnect_max", "inf", "devices[0].reconnect_max: expected a number <= 3600.0, got inf"),
+        ("stale_after", "inf", "devices[0].stale_after: expected a number <= 86400.0, got inf"),
+        ("reconnect_max", "nan", "devices[0].reconnect_max: expected a number"),
+    ],
+)
+def test_an_endless_device_timing_is_refused(tmp_path, key, value, message):
+    got = problems(tmp_path, GOOD.replace('port = "usb', f'{key} = {value}\nport = "usb'))
+    assert any(p.startswith(message) for p in got), got
+
+
+@pytest.mark.parametrize(
+    ("driver", "key", "value"),
+    [
+        ("shoe-line", "pace", "-1"),
+        ("shoe-line", "pace", "inf"),
+        ("shoe-line", "error_every", "-2"),
+        ("dice-ref", "pace", "-1"),
+        ("shuffler-ref", "shuffle_time", "-1"),
+        ("cammegh-ss2", "period", "nan"),
+        ("cammegh-ss2", "pace", "-0.5"),
+        ("hid-scanner", "pace", "-1"),
+    ],
+)
+def test_every_simulators_numbers_are_checked(tmp_path, driver, key, value):
+    """A simulator told ``pace = -1`` would spin; ``inf``, never wake: refused at load."""
+    text = GOOD.replace('name = "shoe"', 'name = "real"') + SIM_DEVICE.format(
+        name="sim", driver=driver, key=key, value=value
+    )
+    if driver == "hid-scanner":
+        text += "[devices.options]\nvendor_id = 0x05E0\nproduct_id = 0x1200\n"
+    got = problems(tmp_path, text)
+    assert any(p.startswith(f"devices[1].sim: {key}: expected a") for p in got), got
+
+
+def test_options_that_are_no_table_are_reported_once(tmp_path):
+    got = problems(tmp_path, GOOD.replace("[devices.options]", "options = 5\n[devices.x]"))
+    assert [p for p in got if p.startswith("devices[0].options")] == [
+        "devices[0].options: expected a table, got 5"
+    ]

@@ -391,6 +391,37 @@ def test_shoe_input_without_letters_or_digits_gives_only_malformed(case: Case) -
     assert out and all(isinstance(r, Malformed) for r in out)
 
 
+#: issue 18 #8: control characters around a code (VT, FF, TAB, 0x1C-0x1F) that
+#: ``str.strip()`` would remove; the protocol page says only spaces are stripped.
+CONTROL_AROUND = [b"\x1cKH\x1f", b"\x0bQD\x0c", b"\tAS\x1d", b"\x1e2C\x1e"]
+
+
+@pytest.mark.parametrize("line", CONTROL_AROUND, ids=repr)
+def test_control_characters_around_a_code_are_malformed_never_a_card(line: bytes) -> None:
+    p = ShoeLineProtocol(shoe_options("rank-suit"))
+    (r,) = p.feed(line + b"\r\n", 0.0)
+    assert isinstance(r, Malformed) and r.reason == "unprintable bytes" and r.frame == line
+    # the scanner shares the verdict: the same code means the same on either wire
+    assert isinstance(line_reading(line, shoe_options("rank-suit")), Malformed)
+
+
+@fast(100)
+@given(
+    code=st.sampled_from([b"KH", b"10D", b"as", b"ERR", b"CUT"]),
+    before=st.binary(max_size=3),
+    after=st.binary(max_size=3),
+)
+def test_only_spaces_are_stripped_from_a_code(code: bytes, before: bytes, after: bytes) -> None:
+    """Any byte but a space around a code spoils it; spaces alone never do."""
+    o = shoe_options("rank-suit")
+    ctrl = bytes(range(32)) + b"\x7f"
+    before, after = (bytes(c for c in x if c in ctrl and c not in b"\r\n") for x in (before, after))
+    r = line_reading(before + code + after, o)
+    if before or after:
+        assert isinstance(r, Malformed), r
+    assert not isinstance(line_reading(b"  " + code + b" ", o), Malformed)
+
+
 # --- 2. mutated valid frames ------------------------------------------------------------------
 
 

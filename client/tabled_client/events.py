@@ -98,6 +98,10 @@ class AlarmRaisedData(Data):
     faces: list[Any] | UnsetType = UNSET
     frames: list[str] | UnsetType = UNSET
     code: int | str | UnsetType | None = UNSET
+    # line-noise: malformed among the last lines, and what did decode among them
+    malformed: int | UnsetType = UNSET
+    lines: int | UnsetType = UNSET
+    recent: list[str] | UnsetType = UNSET
     # journal-failure
     seconds: float | UnsetType = UNSET
     error: str | UnsetType | None = UNSET

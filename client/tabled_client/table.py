@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -176,7 +177,8 @@ class TableFollower:
                 self.replay_errors += 1
                 if "busy" not in str(e):
                     raise
-                await asyncio.sleep(delay)  # the table's replay slots are all taken
+                # the table's replay slots are all taken: jittered, so followers spread out
+                await asyncio.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, 2.0)
                 continue
             delay = 0.05

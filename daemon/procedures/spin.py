@@ -37,6 +37,7 @@ from daemon.games.describe import Describer
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.describe import RouletteDescriber
 from daemon.table import (
+    R_NOISE,
     REASON,
     Command,
     CommandSpec,
@@ -45,6 +46,7 @@ from daemon.table import (
     DeviceReading,
     Input,
     TableState,
+    line_noise_alarm,
     raise_alarm,
     spec,
 )
@@ -465,7 +467,29 @@ class RouletteGame:
         )
         self._fault_stops_play(t, d, at.device, at)
 
+    def on_line_noise(self, t: TableState, d: Decision, dev: str) -> None:
+        """The wheel's line turned noisy: its frames may be noise, so the spin in play is void."""
+        if dev == t.game.device:
+            self._noise_stops_play(d, dev)
+
+    def _noise_stops_play(self, d: Decision, dev: str) -> bool:
+        now: TableState = d.state()
+        noise = line_noise_alarm(now, dev)
+        if noise is not None and now.game.phase in IN_PLAY:
+            self._void(
+                now,
+                d,
+                "line-noise",
+                f"{R_NOISE}; [ours, fail safe] no spin is valid while the wheel's line is noisy",
+                f"alarm {noise}: the wheel's line is noisy",
+                [],
+            )
+            return True
+        return False
+
     def _fault_stops_play(self, t: TableState, d: Decision, dev: str, at: _At | None) -> None:
+        if self._noise_stops_play(d, dev):
+            return
         now: TableState = d.state()
         latched = [a.id for a in now.alarms.values() if a.kind == "device-fault"]
         if self.rules.fault_stops_play and latched and now.game.phase in IN_PLAY:

@@ -25,6 +25,7 @@ import structlog
 
 from drivers.dice_ref import ACKS, Frame, Framer, encode_frame
 from drivers.sim.faults import FaultQueue
+from drivers.sim.options import count, seconds
 
 log = structlog.get_logger("sim.dice")
 
@@ -76,11 +77,11 @@ class DiceSimulator:
                 f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
             )
         return cls(
-            seed=int(sim.get("seed", 1)),
-            pace=float(sim.get("pace", 1.0)),
+            seed=count(sim, "seed", 1),
+            pace=seconds(sim, "pace", 1.0),
             errors=list(sim.get("errors", [])),
-            error_every=int(sim.get("error_every", 0)),
-            fault_code=int(sim.get("fault_code", 1)),
+            error_every=count(sim, "error_every", 0),
+            fault_code=count(sim, "fault_code", 1),
         )
 
     def inject(self, kind: str) -> None:

@@ -66,6 +66,7 @@ import usb.backend
 import usb.core
 
 from drivers.hid_scanner import REPORT_SIZE, HidScannerOptions, key_char
+from drivers.sim.options import count, seconds
 from drivers.sim.shoe import ERRORS, ShoeSimulator
 
 __all__ = ["BOOT_KEYBOARD_REPORT_DESCRIPTOR", "ScannerBackend", "ScannerSimulator", "key_reports"]
@@ -668,10 +669,10 @@ class ScannerSimulator(ShoeSimulator):
             cut_card_code=shoe.cut_card_code,
             read_error_code=shoe.read_error_code,
             face_up_marker=shoe.face_up_marker,
-            seed=int(sim.get("seed", 1)),
-            pace=float(sim.get("pace", 0.5)),
+            seed=count(sim, "seed", 1),
+            pace=seconds(sim, "pace", 0.5),
             errors=errors,
-            error_every=int(sim.get("error_every", 0)),
+            error_every=count(sim, "error_every", 0),
         )
 
     @property

@@ -20,6 +20,7 @@ import structlog
 from daemon.cards import DECK
 from drivers.card_codes import encode
 from drivers.sim.faults import FaultQueue
+from drivers.sim.options import count, seconds
 
 log = structlog.get_logger("sim.shoe")
 
@@ -85,10 +86,10 @@ class ShoeSimulator:
             cut_card_code=shoe.cut_card_code,
             read_error_code=shoe.read_error_code,
             face_up_marker=shoe.face_up_marker,
-            seed=int(sim.get("seed", 1)),
-            pace=float(sim.get("pace", 0.5)),
+            seed=count(sim, "seed", 1),
+            pace=seconds(sim, "pace", 0.5),
             errors=list(sim.get("errors", [])),
-            error_every=int(sim.get("error_every", 0)),
+            error_every=count(sim, "error_every", 0),
         )
 
     def inject(self, kind: str) -> None:

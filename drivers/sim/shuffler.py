@@ -27,6 +27,7 @@ import structlog
 
 from drivers.shuffler_ref import FAULTS, RANKS, Framer, command, encode_frame
 from drivers.sim.faults import FaultQueue
+from drivers.sim.options import count, seconds
 
 log = structlog.get_logger("sim.shuffler")
 
@@ -74,9 +75,9 @@ class ShufflerSimulator:
                 f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
             )
         return cls(
-            seed=int(sim.get("seed", 1)),
-            decks=int(sim.get("decks", 8)),
-            shuffle_time=float(sim.get("shuffle_time", 2.0)),
+            seed=count(sim, "seed", 1),
+            decks=count(sim, "decks", 8),
+            shuffle_time=seconds(sim, "shuffle_time", 2.0),
             recognises_cards=bool(sim.get("recognises_cards", True)),
             follow_table=bool(sim.get("follow_table", True)),
             faults=list(sim.get("faults", [])),

@@ -30,6 +30,7 @@ import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
 from drivers.sim.faults import FaultQueue
+from drivers.sim.options import count, seconds
 
 log = structlog.get_logger("sim.wheel")
 
@@ -168,23 +169,24 @@ class WheelSimulator:
                 f"unknown simulator options: {', '.join(sorted(unknown))} "
                 f"(known: {', '.join(sorted(known))})"
             )
-        durations = {int(k): float(v) for k, v in dict(sim.get("durations", {})).items()}
+        raw = dict(sim.get("durations", {}))
+        durations = {int(k): seconds(raw, k, 0.0) for k in raw}
         bad = set(durations) - set(DURATIONS)
         if bad:
             raise ValueError(f"durations: no state {sorted(bad)} (states: 1-6)")
-        pace = sim.get("pace")
+        pace = None if sim.get("pace") is None else seconds(sim, "pace", 0.0)
         return cls(
-            seed=int(sim.get("seed", 1)),
-            period=float(sim.get("period", 0.5)),
-            pace=None if pace is None else float(pace),
+            seed=count(sim, "seed", 1),
+            period=seconds(sim, "period", 0.5),
+            pace=pace,
             durations=durations,
             double_zero=bool(getattr(ss2, "double_zero", False)),
             mode=int(sim.get("mode", getattr(ss2, "operating_mode", None) or DEFAULT_MODE)),
             faults=list(sim.get("faults", [])),
-            fault_every=int(sim.get("fault_every", 0)),
+            fault_every=count(sim, "fault_every", 0),
             fault_kinds=list(sim.get("fault_kinds", RECOVERABLE)),
-            fault_hold=float(sim.get("fault_hold", 8.0)),
-            recover_after=float(sim.get("recover_after", 5.0)),
+            fault_hold=seconds(sim, "fault_hold", 8.0),
+            recover_after=seconds(sim, "recover_after", 5.0),
         )
 
     def inject(self, kind: str) -> None:

@@ -30,6 +30,7 @@ from daemon.games.describe import Describer
 from daemon.games.sicbo import rules as sicbo
 from daemon.games.sicbo.describe import SicBoDescriber
 from daemon.table import (
+    R_NOISE,
     REASON,
     Command,
     CommandSpec,
@@ -37,6 +38,7 @@ from daemon.table import (
     DeviceReading,
     Input,
     TableState,
+    line_noise_alarm,
     raise_alarm,
     spec,
 )
@@ -249,8 +251,32 @@ class SicBoGame:
             rule=R_RESHAKE,
         )
 
+    def on_line_noise(self, t: TableState, d: Decision, dev: str) -> None:
+        """The shaker's line turned noisy: a round being thrown waits for a supervisor."""
+        self._noise_pause(d, t.game, dev)
+
+    def _noise_pause(self, d: Decision, g: DiceState, dev: str) -> str | None:
+        noise = line_noise_alarm(d.state(), dev)
+        if noise is None or g.phase not in THROWING:
+            return None
+        d.add(
+            "round.paused",
+            round=g.round,
+            reason="line-noise",
+            alarm=noise,
+            device=dev,
+            rule=R_NOISE,
+        )
+        return noise
+
     def _result(self, t: TableState, g: DiceState, d: Decision, dev: str, faces: list[int]) -> None:
         why = sicbo.problem(faces)
+        noise = self._noise_pause(d, g, dev)
+        if noise is not None:
+            # the faces are on the record, not a result: the supervisor re-shakes or voids
+            detail = "the shaker's line is noisy: the faces may be noise"
+            self._rejected(d, g.round, dev, faces, "line-noise", detail, noise, R_NOISE)
+            return
         if g.phase in THROWING and why is None:
             d.add(
                 "dice.result",

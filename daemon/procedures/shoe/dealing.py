@@ -14,8 +14,10 @@ from daemon.procedures.shoe.state import (
     burn_count,
 )
 from daemon.table import (
+    R_NOISE,
     Decision,
     TableState,
+    line_noise_alarm,
     raise_alarm,
 )
 
@@ -81,6 +83,24 @@ class ShoeDealing(ShoeParts):
                 card=h.card,
                 device=h.device,
                 reason="no-shoe" if s.phase == "no-shoe" else "after-last-hand",
+            )
+            return
+        noise = None if accepted or entered else line_noise_alarm(t, h.device)
+        if noise is not None:
+            self._pause(
+                t,
+                s,
+                d,
+                "decision",
+                [msgspec.to_builtins(h)],
+                "card-suspect",
+                f"card {h.card} read by {h.device}, whose line is noisy (alarm {noise}): "
+                "it may be noise",
+                rule=R_NOISE,
+                action="look at the card drawn: `tablectl card accept` if it is this card, "
+                "`tablectl card <CODE>` if it is another, `tablectl void hand`",
+                device=h.device,
+                card=h.card,
             )
             return
         if (
