@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CONFIG ?= config/demo.toml
 
-.PHONY: run test bench floor lint clean
+.PHONY: run test faults bench floor lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check daemon drivers client bridge tests bench
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# the fault campaign (docs/reliability.md, The fault campaign): a few minutes, run by .ci/run
+faults: $(STAMP)
+	$(BIN)/python tests/fault_campaign.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

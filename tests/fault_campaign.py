@@ -1,0 +1,599 @@
+"""The fault campaign (``make faults``): the real daemon under kills, full disks and damage.
+
+    python tests/fault_campaign.py [--seed N] [--quick]
+
+Five parts, each on a real daemon process (shoe simulator on a pty, ZeroMQ on loopback, a
+SQLite file), each asserting the same four things: nothing acknowledged is lost (every
+command the daemon answered as accepted, and every event a subscriber received, is in the
+journal), nothing is published twice (a raw SUB sees each seq at most once across every
+restart), the chain verifies (``tablectl verify``), and the daemon either carries on or stops
+with one clear line — never reporting healthy while stuck.
+
+1. kills: random SIGKILLs during play, a third of them between a commit and its publish
+   (``TABLED_FAULT_KILL_AFTER_COMMIT``), with commands acknowledged in between.
+2. disk full: the state directory on a small tmpfs (as root where mounting works; else
+   ``RLIMIT_FSIZE`` on the daemon), a snapshot every 10 events so the disk fills during
+   snapshot writes and pruning; then the space returns.
+3. write errors at every step of a commit (``TABLED_FAULT_JOURNAL`` + ``TABLED_FAULT_STEP``):
+   before, insert, head, snapshot, prune, commit — each switched on and off during play.
+4. two daemons on one state directory, started together: exactly one runs.
+5. damaged journals: empty, truncated, random bytes, an altered snapshot, an altered old row —
+   refused with one line, never READY, the file left as it was.
+
+It prints its counts (kills, faults injected, events checked) and its duration; any broken
+promise is an AssertionError naming it (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zmq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
+
+from daemon.config import load
+from daemon.control import ControlClient, ControlError, DaemonUnreachable
+from daemon.journal import verify_file
+from daemon.subscriber import Follower
+
+_TAGS = itertools.count(1)
+
+#: the control socket's role: device.command is a technician's
+TECHNICIAN = '[control]\nrole = "technician"\n'
+
+COUNTS = {"kills": 0, "faults": 0, "events": 0, "acknowledged": 0, "refusals": 0}
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+class LiveTap:
+    """A raw SUB across every restart: each seq may be published once, and only as committed."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.SUB)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.RCVHWM, 0)
+        self.sock.setsockopt(zmq.SUBSCRIBE, b"")
+        self.sock.connect(endpoint)
+        self.seen: dict[int, bytes] = {}
+        self.heartbeats: list[dict[str, Any]] = []
+
+    def drain(self) -> None:
+        while self.sock.poll(0):
+            topic, body = self.sock.recv_multipart()
+            if topic.endswith(b".heartbeat"):
+                self.heartbeats.append(json.loads(body)["data"])
+                continue
+            if b".journal.state" in topic or b".trace" in topic:
+                continue
+            seq = json.loads(body)["seq"]
+            assert seq not in self.seen, f"seq {seq} was published twice"
+            self.seen[seq] = body
+
+    def close(self) -> None:
+        self.sock.close()
+        self.ctx.term()
+
+
+def journal_rows(state: Path) -> list[bytes]:
+    db = sqlite3.connect(state / "journal.sqlite")
+    try:
+        return [bytes(b) for (b,) in db.execute("SELECT body FROM events ORDER BY seq")]
+    finally:
+        db.close()
+
+
+def check(
+    cfg: Path,
+    state: Path,
+    tap: LiveTap,
+    acked: set[str],
+    held: list[bytes],
+    *,
+    tablectl_verify: bool = True,
+) -> int:
+    """The four promises against the journal now; returns the number of events checked.
+
+    The chain is checked by ``tablectl verify`` (as installed), or in-process between kills.
+    """
+    rows = journal_rows(state)
+    events = [json.loads(b) for b in rows]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "a seq is missing"
+    positions = [
+        (e["data"]["shoe"], e["data"]["shoe_position"]) for e in events if e["type"] == "card.dealt"
+    ]
+    assert len(positions) == len(set(positions)), "a card was committed twice"
+    reasons = {e["data"]["args"].get("command") for e in events if e["type"] == "operator.command"}
+    lost = acked - reasons
+    assert not lost, f"acknowledged commands not in the journal: {sorted(lost)[:5]}"
+    tap.drain()
+    for seq, body in tap.seen.items():
+        assert seq <= len(rows) and rows[seq - 1] == body, f"seq {seq} published but not as stored"
+    assert held == rows[: len(held)], "the follower holds something the journal does not"
+    if tablectl_verify:
+        v = tablectl(cfg, "verify")
+        assert v.returncode == 0, f"verify: {v.stdout}{v.stderr}"
+    else:
+        r = verify_file(state / "journal.sqlite")
+        assert r.failure is None, r.failure
+    COUNTS["events"] += len(rows)
+    return len(rows)
+
+
+def ack(client: ControlClient, tag: str, acked: set[str]) -> None:
+    """One command; if the daemon says it is accepted (committed), it must never be lost.
+
+    ``device.command`` (a technician's line to the shoe) is journaled whenever the shoe is
+    connected, so it is accepted often and each carries its own tag.
+    """
+    tag = f"{tag}-{next(_TAGS)}"  # each command its own text: a lost one cannot hide
+    try:
+        res = client.call("device.command", device="shoe", command=tag)
+    except (ControlError, DaemonUnreachable):
+        return
+    if not res.get("queued"):
+        acked.add(tag)
+        COUNTS["acknowledged"] += 1
+
+
+# -- 1. kills -------------------------------------------------------------------------------------
+
+
+def kills(work: Path, rng: random.Random, n: int) -> None:
+    cfg = write_config(work, sim="seed = 31\npace = 0.003\n", extra=TECHNICIAN)
+    pub, rep = endpoints(cfg)
+    tap = LiveTap(pub)
+    acked: set[str] = set()
+    held: list[bytes] = []
+    last = 0
+    client = ControlClient(load(cfg).control_endpoint, timeout=2.0, actor="campaign")
+    try:
+        for run in range(n):
+            between = run % 3 == 2
+            env = {"TABLED_FAULT_KILL_AFTER_COMMIT": str(rng.randint(3, 40))} if between else {}
+            d = Daemon(cfg, env)
+            try:
+                d.start()
+                f = Follower(pub, rep, table="it", last_seq=last)
+                try:
+                    want = rng.randint(1, 25)
+                    seen = 0
+                    for e in f.events(timeout=2.0):
+                        held.append(e.canonical())
+                        seen += e.type == "card.dealt"
+                        if seen % 4 == 1:
+                            ack(client, f"kill-{run}-{seen}", acked)
+                        if seen >= want:
+                            break
+                    last = f.last_seq
+                finally:
+                    f.close()
+                if d.proc is not None and d.proc.poll() is None:
+                    d.kill()
+                assert d.proc is not None and d.proc.returncode == -9
+                COUNTS["kills"] += 1
+                COUNTS["faults"] += 1
+                tap.drain()
+                check(cfg, work / "state", tap, acked, held, tablectl_verify=False)
+            finally:
+                d.close()
+        d = Daemon(cfg)
+        try:
+            d.start()
+            f = Follower(pub, rep, table="it", last_seq=last)
+            try:
+                evs = f.until(lambda e: e.type == "daemon.started", 20.0)
+                held += [e.canonical() for e in evs]
+            finally:
+                f.close()
+        finally:
+            assert d.stop() == 0
+            d.close()
+        check(cfg, work / "state", tap, acked, held)
+        starts = [
+            json.loads(b) for b in journal_rows(work / "state") if b'"type":"daemon.started"' in b
+        ]
+        assert sum(not s["data"]["clean"] for s in starts) == n, "a kill was recorded as clean"
+    finally:
+        client.close()
+        tap.close()
+    log(f"  kills: {n} SIGKILLs survived, {len(acked)} acknowledged commands kept")
+
+
+# -- 2. a real full disk --------------------------------------------------------------------------
+
+
+def _mount_tmpfs(where: Path, kib: int) -> bool:
+    if os.getuid() != 0 or shutil.which("mount") is None:
+        return False
+    where.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={kib}k,mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+    )
+    return r.returncode == 0
+
+
+def _wait_heartbeat(tap: LiveTap, pred: Any, timeout: float) -> dict[str, Any]:
+    """The next heartbeat (in order, each seen once) that satisfies ``pred``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if tap.heartbeats or tap.sock.poll(200):
+            tap.drain()
+            while tap.heartbeats:
+                hb = tap.heartbeats.pop(0)
+                if pred(hb):
+                    return hb
+    raise AssertionError("no heartbeat said what was expected in time")
+
+
+def disk_full(work: Path) -> None:
+    mnt = work / "disk"
+    tmpfs = _mount_tmpfs(mnt, 640)
+    cfg = write_config(work, sim="seed = 32\npace = 0.003\n", extra=TECHNICIAN)
+    text = cfg.read_text().replace(str(work / "state"), str(mnt / "state"))
+    cfg.write_text(text.replace("snapshot_every = 50", "snapshot_every = 10"))
+    state = mnt / "state"
+    pub, _ = endpoints(cfg)
+    tap = LiveTap(pub)
+    acked: set[str] = set()
+    limit = 600 * 1024
+    d = Daemon(cfg)
+    if not tmpfs:
+        mnt.mkdir(parents=True, exist_ok=True)
+    client = ControlClient(load(cfg).control_endpoint, timeout=2.0, actor="campaign")
+    try:
+        _full_then_freed(d, cfg, tap, client, acked, tmpfs, mnt, limit)
+        # a subscriber joining now gets, from seq 1, exactly the journal
+        held = _replay_all(cfg, state)
+        check(cfg, state, tap, acked, held)
+    finally:
+        client.close()
+        d.close()
+        tap.close()
+        if tmpfs:
+            subprocess.run(["umount", str(mnt)], check=False)
+    log(f"  disk full: {'tmpfs of 640 KiB' if tmpfs else 'RLIMIT_FSIZE 600 KiB'}, held and resumed")
+
+
+def _full_then_freed(
+    d: Daemon,
+    cfg: Path,
+    tap: LiveTap,
+    client: ControlClient,
+    acked: set[str],
+    tmpfs: bool,
+    mnt: Path,
+    limit: int,
+) -> None:
+    pub, rep = endpoints(cfg)
+    _start_limited(d, limit if not tmpfs else None)
+    f = Follower(pub, rep, table="it")
+    try:
+        # play until the disk is full: heartbeats must then say journal_ok false, and the
+        # head must not move while they do (never healthy while stuck)
+        hb = _wait_heartbeat(tap, lambda h: not h["journal_ok"], 120)
+        COUNTS["faults"] += 1
+        stuck = hb["last_seq"]
+        ack(client, "during-full", acked)  # queued, not acknowledged: may not be lost either
+        for _ in range(3):
+            hb = _wait_heartbeat(tap, lambda h: True, 10)
+            assert hb["last_seq"] == stuck and not hb["journal_ok"], hb
+        st = json.loads(tablectl(cfg, "--json", "status").stdout)
+        assert st["journal_ok"] is False and st["journal_error"], st
+        # the space returns
+        if tmpfs:
+            subprocess.run(["mount", "-o", "remount,size=16m", str(mnt)], check=True)
+        else:
+            resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+        evs = f.until(
+            lambda e: e.type == "alarm.raised" and e.data["kind"] == "journal-failure", 30
+        )
+        evs += f.until(lambda e: e.type == "journal.snapshot", 30)
+        evs += f.until(lambda e: e.type == "card.dealt", 30)
+        ack(client, "after-full", acked)
+    finally:
+        f.close()
+    assert d.stop() == 0
+
+
+def _replay_all(cfg: Path, state: Path) -> list[bytes]:
+    """What a subscriber joining now gets: every event from seq 1 (the daemon is restarted)."""
+    d = Daemon(cfg)
+    pub, rep = endpoints(cfg)
+    try:
+        d.start()
+        f = Follower(pub, rep, table="it")
+        try:
+            got = [e.canonical() for e in f.until(lambda e: e.type == "daemon.started", 20)]
+        finally:
+            f.close()
+    finally:
+        assert d.stop() == 0
+        d.close()
+    return got
+
+
+def _start_limited(d: Daemon, fsize: int | None) -> None:
+    if fsize is None:
+        d.start()
+        return
+    # RLIMIT_FSIZE for the daemon only: Python ignores SIGXFSZ, so a write past it fails EFBIG
+    real = subprocess.Popen
+
+    def popen(*a: Any, **k: Any) -> Any:
+        pre = k.get("preexec_fn")
+
+        def both() -> None:
+            if pre is not None:
+                pre()
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+        k["preexec_fn"] = both
+        return real(*a, **k)
+
+    subprocess.Popen = popen  # type: ignore[misc]
+    try:
+        d.start()
+    finally:
+        subprocess.Popen = real  # type: ignore[misc]
+
+
+# -- 3. write errors at every step of a commit ----------------------------------------------------
+
+
+def every_step(work: Path, rng: random.Random, toggles: int) -> None:
+    from daemon.faults import STEPS
+
+    for step in STEPS:
+        where = work / f"step-{step}"
+        where.mkdir()
+        flag = where / "fail"
+        cfg = write_config(where, sim="seed = 33\npace = 0.003\n", extra=TECHNICIAN)
+        cfg.write_text(cfg.read_text().replace("snapshot_every = 50", "snapshot_every = 10"))
+        pub, rep = endpoints(cfg)
+        tap = LiveTap(pub)
+        acked: set[str] = set()
+        d = Daemon(cfg, {"TABLED_FAULT_JOURNAL": str(flag), "TABLED_FAULT_STEP": step})
+        client = ControlClient(load(cfg).control_endpoint, timeout=2.0, actor="campaign")
+        try:
+            d.start()
+            f = Follower(pub, rep, table="it")
+            try:
+                for i in range(toggles):
+                    f.until(lambda e: e.type == "card.dealt", 20)
+                    ack(client, f"{step}-{i}-before", acked)
+                    flag.touch()
+                    _wait_heartbeat(tap, lambda h: not h["journal_ok"], 20)
+                    COUNTS["faults"] += 1
+                    flag.unlink()
+                    f.until(
+                        lambda e: e.type == "alarm.raised" and e.data["kind"] == "journal-failure",
+                        20,
+                    )
+                    ack(client, f"{step}-{i}-after", acked)
+                    if rng.random() < 0.5:
+                        f.until(lambda e: e.type == "journal.snapshot", 20)
+            finally:
+                f.close()
+            assert d.stop() == 0
+        finally:
+            flag.unlink(missing_ok=True)
+            client.close()
+            d.close()
+        held = _replay_all(cfg, where / "state")
+        check(cfg, where / "state", tap, acked, held)
+        tap.close()
+    log(f"  write errors: {len(STEPS)} steps × {toggles} outages, each held and resumed")
+
+
+# -- 4. two daemons on one state directory --------------------------------------------------------
+
+
+def two_daemons(work: Path, rounds: int) -> None:
+    (work / "a").mkdir()
+    (work / "b").mkdir()
+    cfg = write_config(work / "a")
+    cfg_b = write_config(work / "b")
+    cfg_b.write_text(
+        cfg_b.read_text().replace(str(work / "b" / "state"), str(work / "a" / "state"))
+    )
+    for _ in range(rounds):
+        a, b = Daemon(cfg), Daemon(cfg_b)
+        try:
+            _spawn(a)
+            _spawn(b)
+            ready = _race(a, b, 30.0)
+            assert len(ready) == 1, "both daemons or neither ran on one state directory"
+            loser = b if ready[0] is a else a
+            assert loser.proc is not None and loser.proc.wait(10) == 1
+            COUNTS["refusals"] += 1
+            COUNTS["faults"] += 1
+            f = Follower(*endpoints(ready[0].config), table="it")
+            f.until(lambda e: e.type == "card.dealt", 20)
+            f.close()
+            assert ready[0].stop() == 0
+        finally:
+            a.close()
+            b.close()
+        out = loser.log.read_text()
+        assert "in use by another tabled" in out and "Traceback" not in out, out[-2000:]
+        v = tablectl(cfg, "verify")
+        assert v.returncode == 0, v.stdout
+    log(f"  two daemons: {rounds} races, one daemon ran each time")
+
+
+def _race(a: Daemon, b: Daemon, timeout: float) -> list[Daemon]:
+    """Which of two daemons said READY=1, once the other has exited (or the time is up)."""
+    import select
+
+    ready: list[Daemon] = []
+    out: list[Daemon] = []
+    deadline = time.monotonic() + timeout
+    while len(ready) + len(out) < 2 and time.monotonic() < deadline:
+        for d in (a, b):
+            if d not in ready and d not in out and d.proc is not None and d.proc.poll() is not None:
+                out.append(d)
+        socks = {d.notify: d for d in (a, b) if d not in ready and d not in out}
+        r, _, _ = select.select(list(socks), [], [], 0.1)
+        for sock in r:
+            if "READY=1" in sock.recv(4096).decode().split("\n"):
+                ready.append(socks[sock])
+    return ready
+
+
+def _spawn(d: Daemon) -> None:
+    env = dict(os.environ, NOTIFY_SOCKET=str(d.notify_path), PYTHONUNBUFFERED="1", **d.env)
+    d._out = d.log.open("ab")
+    d.proc = subprocess.Popen(
+        [sys.executable, "-m", "daemon.app", "--config", str(d.config)],
+        cwd=ROOT,
+        env=env,
+        stdout=d._out,
+        stderr=subprocess.STDOUT,
+    )
+
+
+# -- 5. damaged journals --------------------------------------------------------------------------
+
+
+def damaged(work: Path) -> None:
+    cfg = write_config(work, sim="seed = 34\npace = 0.003\n")
+    cfg.write_text(cfg.read_text().replace("snapshot_every = 50", "snapshot_every = 20"))
+    d = Daemon(cfg)
+    try:
+        d.start()
+        Follower(*endpoints(cfg), table="it").until(lambda e: e.type == "journal.snapshot", 30)
+        Follower(*endpoints(cfg), table="it").until(lambda e: e.type == "hand.result", 30)
+    finally:
+        d.stop()
+        d.close()
+    path = work / "state" / "journal.sqlite"
+    good = path.read_bytes()
+    for how in ("empty", "truncated", "random", "snapshot", "old-row"):
+        path.write_bytes(good)
+        for extra in ("-wal", "-shm", ".seal"):
+            Path(f"{path}{extra}").unlink(missing_ok=True)
+        _damage(path, how)
+        before = path.read_bytes()
+        d = Daemon(cfg)
+        try:
+            _spawn(d)
+            assert d.proc is not None and d.proc.wait(20) != 0
+            d.notify.setblocking(False)
+            said: list[str] = []
+            while True:
+                try:
+                    said.append(d.notify.recv(4096).decode())
+                except BlockingIOError:
+                    break
+            assert not any("READY=1" in m for m in said), f"{how}: READY on a damaged journal"
+        finally:
+            d.close()
+        out = d.log.read_text()
+        assert "Traceback" not in out, out[-2000:]
+        errs = [x for x in out.splitlines() if _is_error(x)]
+        assert len(errs) == 1 and str(path) in errs[0], f"{how}: {out[-2000:]}"
+        d.log.unlink()
+        assert path.read_bytes() == before, f"{how}: the journal was changed"
+        v = tablectl(cfg, "verify")
+        assert v.returncode == 1 and "Traceback" not in v.stdout + v.stderr, v.stdout + v.stderr
+        COUNTS["refusals"] += 1
+        COUNTS["faults"] += 1
+    path.write_bytes(good)
+    log("  damaged journals: empty, truncated, random bytes, altered snapshot, altered old row")
+
+
+def _is_error(line: str) -> bool:
+    try:
+        d = json.loads(line)
+    except ValueError:
+        return bool(line.strip())  # a plain line off JSON logging is an error line too
+    return isinstance(d, dict) and d.get("level") == "error"
+
+
+def _damage(path: Path, how: str) -> None:
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        with path.open("r+b") as f:
+            f.truncate(max(4096, path.stat().st_size // 2))
+    elif how == "random":
+        path.write_bytes(os.urandom(path.stat().st_size))
+    elif how == "snapshot":
+        db = sqlite3.connect(path)
+        seq, blob = db.execute(
+            "SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        st = msgspec.msgpack.decode(blob)
+        st["running"] = False
+        st["game"]["shoe"] = 99
+        db.execute(
+            "UPDATE snapshots SET state = ? WHERE seq = ?", (msgspec.msgpack.encode(st), seq)
+        )
+        db.commit()
+        db.close()
+    elif how == "old-row":
+        db = sqlite3.connect(path)
+        db.execute(
+            'UPDATE events SET body = replace(body, \'"card":"\', \'"card":"X\') WHERE seq = '
+            "(SELECT min(seq) FROM events WHERE type = 'card.dealt')"
+        )
+        db.commit()
+        db.close()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, default=18)
+    p.add_argument("--quick", action="store_true", help="one of each, for a smoke run")
+    a = p.parse_args()
+    rng = random.Random(a.seed)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="faults-") as tmp:
+        work = Path(tmp)
+        parts = [
+            ("kills", lambda w: kills(w, rng, 3 if a.quick else 40)),
+            ("disk full", disk_full),
+            ("write errors", lambda w: every_step(w, rng, 1 if a.quick else 3)),
+            ("two daemons", lambda w: two_daemons(w, 1 if a.quick else 4)),
+            ("damaged journals", damaged),
+        ]
+        for name, fn in parts:
+            log(f"{name} …")
+            where = work / name.replace(" ", "-")
+            where.mkdir()
+            t = time.monotonic()
+            fn(where)
+            log(f"  ({time.monotonic() - t:.0f} s)")
+    took = time.monotonic() - t0
+    log(
+        f"fault campaign passed in {took:.0f} s: kills {COUNTS['kills']}, faults injected "
+        f"{COUNTS['faults']}, events checked {COUNTS['events']}, acknowledged commands kept "
+        f"{COUNTS['acknowledged']}, refusals {COUNTS['refusals']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
