@@ -3,8 +3,8 @@
 A serial port, a USB interface and a GPIO panel open differently but fail
 alike: the link is lost, the device goes ``disconnected``, and the transport
 retries with capped exponential backoff until the device is back — with
-``on_disconnected`` once per outage, not once per retry (complaint #2 of
-``notes/hardware-free-testing.md``: "reports connected but nothing flows").
+``on_disconnected`` once per outage, not once per retry (field failure #2
+in ``docs/testing.md``: "reports connected but nothing flows").
 A subclass says how to open one link (:meth:`Reconnecting._connect`) and
 what to tell the sink about it (:meth:`Reconnecting._info`).
 """

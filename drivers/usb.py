@@ -18,16 +18,16 @@ Facts this is built on, and where they come from:
 * A kernel driver (usbhid for a keyboard-wedge scanner) holds the interface
   until detached; claiming it before that fails with EBUSY. Detach, claim,
   and on the way out release, reattach and dispose
-  (``shared/notes/hardware-free-testing.md`` §3 complaint #5; pyusb issues
+  (``docs/testing.md``, field failure #5; pyusb issues
   #357, #315).
-* Permission problems are the commonest field failure (§3 complaint #3;
+* Permission problems are the commonest field failure (field failure #3;
   pyusb issue #237): the reason names the udev rule that fixes it.
 * Reads block, so one thread per device reads with a timeout and hands each
   report to the loop with ``call_soon_threadsafe``. A timeout is silence,
   not an error; it only bounds how long closing waits for the thread
-  (``shared/DESIGN.md``, "blocking USB reads run in a thread").
+  (``docs/testing.md``, field failure #12).
 * libusb-1.0 is a system library that a fresh Debian image lacks
-  (hardware-free-testing §0): pyusb then raises ``NoBackendError``, reported
+  (``docs/testing.md``): pyusb then raises ``NoBackendError``, reported
   here with the package to install. Tests pass their own backend
   (``usb.backend.IBackend``), which needs no libusb at all.
 

@@ -3,7 +3,7 @@
 The protocol is fed recorded boot-keyboard reports. The transport runs
 against a fake backend at pyusb's own backend interface (``usb.backend.IBackend``)
 through the real pyusb ``Device``/``util`` code, so no libusb is needed
-(``shared/notes/hardware-free-testing.md`` §1.2: pyusb asks endpoint
+(``docs/testing.md``, USB: pyusb asks endpoint
 descriptors by index, ``intr_read`` fills the caller's array, timeouts and
 unplugs are ``USBTimeoutError``/``USBError`` with libusb's codes).
 
