@@ -56,7 +56,8 @@ from drivers.transport import Reconnecting, Unavailable
 __all__ = ["UDEV_RULES", "DeviceUnavailable", "UsbTransport"]
 
 #: the udev rules file shipped with tabled that opens USB devices to the service.
-UDEV_RULES = "systemd/99-tabled.rules"
+#: where ``tabled-setup install`` puts the shipped udev rules
+UDEV_RULES = "/etc/udev/rules.d/99-tabled.rules"
 #: a connection that lasted this long (seconds) was healthy: backoff starts over.
 #: what closing waits for the reader thread beyond one read timeout.
 JOIN_MARGIN = 2.0
@@ -450,7 +451,7 @@ class UsbTransport(Reconnecting):
 
     def _udev_hint(self) -> str:
         return (
-            f"install the udev rule: copy {UDEV_RULES} to /etc/udev/rules.d/99-tabled.rules, "
+            f"install the udev rules (`tabled-setup install` writes {UDEV_RULES}), "
             f'set ATTR{{idVendor}}=="{self.vendor_id:04x}", '
             f'ATTR{{idProduct}}=="{self.product_id:04x}" in its USB HID scanner rule, run '
             "`udevadm control --reload && udevadm trigger` (or replug the device), and make "
