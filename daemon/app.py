@@ -24,7 +24,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon import logs
+from daemon import logs, tables
 from daemon.bus import Bus
 from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
@@ -174,6 +174,7 @@ class Daemon:
             self.pipeline.listeners.append(self.croupier.on_events)
             self.croupier.start(self.pipeline.state)
         self._watch(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        tables.write_note(s, self.version, os.getpid())  # tablectl -t finds us without the config
         self.notifier.ready(self.summary())
         wd = self.notifier.watchdog_interval()
         if wd:
@@ -226,6 +227,7 @@ class Daemon:
 
     async def shutdown(self) -> None:
         self.notifier.stopping("stopping")
+        tables.remove_note(self.s)
         if self.croupier is not None:
             self.croupier.close()
         for t in self._device_tasks:

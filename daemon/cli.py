@@ -34,7 +34,43 @@ def _default_config() -> str:
 
 
 def _settings(a: argparse.Namespace) -> Settings:
-    return load(a.config or _default_config())
+    if getattr(a, "table", None) and not a.config:
+        from daemon import tables  # the config if readable, else the daemon's note in /run/tabled
+
+        return tables.settings_for(a.table)
+    path = a.config or _default_config()
+    if path == "config/demo.toml" and not Path(path).exists():
+        from daemon import tables
+
+        running = [t["table"] for t in tables.tables() if t.get("running")]
+        if len(running) == 1:
+            return tables.settings_for(running[0])
+        raise ConfigError(
+            path,
+            [
+                "no table given: pass -t TABLE (`tablectl list` shows this PC's tables) "
+                "or --config FILE"
+            ],
+        )
+    return load(path)
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    from daemon import tables
+
+    rows = tables.tables()
+    if a.json:
+        _print_json(rows)
+        return EXIT_OK
+    if not rows:
+        print(f"no tables on this PC (no {tables.etc_root()}/*.toml, nothing in {tables.run_root()})")
+        return EXIT_OK
+    print(f"{'table':<12} {'state':<8} {'game':<13} sockets you may use")
+    for r in rows:
+        state = "running" if r.get("running") else "stopped"
+        socks = ", ".join(r.get("sockets", {})) or "-"
+        print(f"{r['table']:<12} {state:<8} {r.get('game') or '?':<13} {socks}")
+    return EXIT_OK
 
 
 def _print_json(obj: Any) -> None:
@@ -200,12 +236,36 @@ def _endpoint(s: Settings, role: str | None) -> str:
             raise ConfigError(
                 s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"]
             )
-        return s.role_endpoints[role]
+        return _openable(s, s.role_endpoints[role])
     for r in ROLE_ORDER:
         ep = s.role_endpoints.get(r)
         if ep is not None and os.access(ep[6:], os.R_OK | os.W_OK):
             return ep
-    return s.control_endpoint
+    return _openable(s, s.control_endpoint)
+
+
+def _openable(s: Settings, endpoint: str) -> str:
+    """An ipc socket this user may not open is refused here, saying why (not a time-out)."""
+    if not endpoint.startswith("ipc://"):
+        return endpoint
+    path = endpoint[6:]
+    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        import grp
+
+        try:
+            group = grp.getgrgid(os.stat(path).st_gid).gr_name
+        except (KeyError, OSError):
+            group = "its group"
+        mine = [r for r, ep in s.role_endpoints.items() if os.access(ep[6:], os.R_OK | os.W_OK)]
+        raise ConfigError(
+            s.source,
+            [
+                f"you may not open {path} (group {group} only)"
+                + (f"; yours: --role {' or '.join(mine)}" if mine else "")
+                + f": to reach it, a member of group {group} (usermod -aG {group} USER)"
+            ],
+        )
+    return endpoint
 
 
 def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
@@ -432,6 +492,13 @@ def parser() -> argparse.ArgumentParser:
         help="the table's config (default: $TABLED_CONFIG, the only "
         "/etc/tabled/*.toml, or config/demo.toml)",
     )
+    p.add_argument(
+        "-t",
+        "--table",
+        default=os.environ.get("TABLED_TABLE"),
+        help="the table on this PC: its /etc/tabled config if you may read it, else its "
+        "sockets in /run/tabled/TABLE (default: $TABLED_TABLE)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the daemon")
     p.add_argument("--actor", default=None, help="who is acting (default: your login name)")
@@ -449,6 +516,13 @@ def parser() -> argparse.ArgumentParser:
         "(default: $TABLECTL_KEY, then the config's security.client_key)",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ls = sub.add_parser(
+        "list",
+        help="the tables on this PC, running or not, and the sockets you may use",
+        epilog="example: tablectl list",
+    )
+    ls.set_defaults(func=cmd_list)
 
     c = sub.add_parser("config", help="check a config file")
     csub = c.add_subparsers(dest="config_cmd", required=True)

@@ -86,7 +86,8 @@ class ControlSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     mode: Annotated[int, msgspec.Meta(ge=0, le=0o777)] = 0o660
     #: the role of a peer of this socket: who can open the socket file is
     #: decided by its mode and group, so the socket itself stands for a role.
-    role: Literal["viewer", "dealer", "supervisor", "technician"] = "supervisor"
+    #: The least by default: more is a choice made in the config (or a role socket).
+    role: Literal["viewer", "dealer", "supervisor", "technician"] = "viewer"
     #: one more ipc socket per role, ``control-<role>.sock`` beside the main one,
     #: owned by the unix group given here (mode ``mode``): a technician in group
     #: ``tabled-tech`` can open only the technician socket. ``{}``: no role sockets.
