@@ -157,6 +157,7 @@ class Daemon:
         self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
         self.pipeline.listeners.append(self._device_actions)
+        self.metrics = self._start_metrics()
         self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
             {
@@ -225,8 +226,23 @@ class Daemon:
             STATUS=f"verifying the journal's chain: {checked:,} events so far",
         )
 
+    def _start_metrics(self) -> Any:
+        m = self.s.config.metrics
+        if m.port is None:
+            return None
+        from daemon.metrics import Metrics
+
+        metrics = Metrics(self.s.table, self.status)
+        self.journal.commit_observers.append(metrics.on_commit)
+        self.pipeline.listeners.append(metrics.on_events)
+        self.metrics_port = metrics.serve(m.address, m.port)
+        log.info("metrics", url=f"http://{m.address}:{self.metrics_port}/metrics")
+        return metrics
+
     async def shutdown(self) -> None:
         self.notifier.stopping("stopping")
+        if getattr(self, "metrics", None) is not None:
+            self.metrics.close()
         tables.remove_note(self.s)
         if self.croupier is not None:
             self.croupier.close()

@@ -129,6 +129,13 @@ class SecuritySection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ValueError("clients, control_clients and roles need server_key")
 
 
+class MetricsSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: the Prometheus endpoint's port; none: no endpoint (0: any free port, for tests)
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535)] | None = None
+    #: where it listens: loopback unless a scraper elsewhere must reach it
+    address: str = "127.0.0.1"
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     table: TableSection
     devices: list[DeviceConfig] = []
@@ -138,6 +145,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     control: ControlSection = ControlSection()
     log: LogSection = LogSection()
     security: SecuritySection = SecuritySection()
+    metrics: MetricsSection = MetricsSection()
 
 
 class Settings(msgspec.Struct, frozen=True):
