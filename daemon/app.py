@@ -158,6 +158,14 @@ class Daemon:
         self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
         self.pipeline.listeners.append(self._device_actions)
         self.metrics = self._start_metrics()
+        self.hooks = None
+        if cfg.hooks.command:
+            from daemon.hooks import Hooks
+
+            self.hooks = Hooks(s.table, list(cfg.hooks.command), cfg.hooks.timeout, cfg.hooks.queue)
+            self.pipeline.listeners.append(self.hooks.on_events)
+            self.pipeline.on_journal.append(self.hooks.on_journal)
+            self.hooks.start()
         self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
             {
@@ -243,6 +251,8 @@ class Daemon:
         self.notifier.stopping("stopping")
         if getattr(self, "metrics", None) is not None:
             self.metrics.close()
+        if getattr(self, "hooks", None) is not None:
+            await self.hooks.close()
         tables.remove_note(self.s)
         if self.croupier is not None:
             self.croupier.close()
@@ -581,6 +591,7 @@ class Daemon:
             },
             "bus": dict(self.bus.counters),
             "security": self.security.status(),
+            "hooks": self.hooks.status() if getattr(self, "hooks", None) is not None else None,
         }
 
 

@@ -136,6 +136,16 @@ class MetricsSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     address: str = "127.0.0.1"
 
 
+class HooksSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: argv of the command run on alarms, devices lost/back, journal failing/recovered
+    #: (the event as JSON on stdin); empty: no hook
+    command: list[str] = []
+    #: seconds a hook may run before it is killed
+    timeout: Annotated[float, msgspec.Meta(gt=0, le=300)] = 10.0
+    #: events waiting for the hook; past it the newest are dropped (and counted)
+    queue: Annotated[int, msgspec.Meta(ge=1, le=10000)] = 100
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     table: TableSection
     devices: list[DeviceConfig] = []
@@ -146,6 +156,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     log: LogSection = LogSection()
     security: SecuritySection = SecuritySection()
     metrics: MetricsSection = MetricsSection()
+    hooks: HooksSection = HooksSection()
 
 
 class Settings(msgspec.Struct, frozen=True):
