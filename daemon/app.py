@@ -177,6 +177,12 @@ class Daemon:
         )
 
         self._start_devices(cfg.devices)
+        from daemon.hotplug import Hotplug
+
+        self.hotplug = Hotplug(
+            asyncio.get_running_loop(), lambda: [r.transport for r in self.devices.values()]
+        )
+        self.hotplug.start()
         self.croupier: Croupier | None = None
         if Croupier.wanted(s.game):
             self.croupier = Croupier(s.game, self.pipeline.submit)
@@ -253,6 +259,8 @@ class Daemon:
             self.metrics.close()
         if getattr(self, "hooks", None) is not None:
             await self.hooks.close()
+        if getattr(self, "hotplug", None) is not None:
+            self.hotplug.close()
         tables.remove_note(self.s)
         if self.croupier is not None:
             self.croupier.close()
