@@ -147,7 +147,8 @@ class Daemon:
             await self.control.start()
             for role, server in zip(s.role_endpoints, self.role_controls, strict=True):
                 await server.start()
-                _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
+                if cfg.control.roles[role]:  # "": the daemon's own group (a demo)
+                    _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
         except Exception:
             await self._close_sockets()
             raise

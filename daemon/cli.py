@@ -82,7 +82,12 @@ def _print_json(obj: Any) -> None:
 
 def cmd_config_check(a: argparse.Namespace) -> int:
     try:
-        s = load(a.file)
+        path = a.file or a.config or (
+            str(Path(os.environ.get("TABLED_ETC", "/etc/tabled")) / f"{a.table}.toml")
+            if a.table
+            else _default_config()
+        )
+        s = load(path)
     except ConfigError as e:
         print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
         print(str(e), file=sys.stderr)
@@ -212,7 +217,11 @@ def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
     except SecurityError as e:
         print(f"tablectl: {e}", file=sys.stderr)
         return EXIT_USAGE, None
-    client = ControlClient(_endpoint(s, a.role), timeout=a.timeout, actor=a.actor, curve=curve)
+    role = a.role
+    tech = s.role_endpoints.get("technician", "")
+    if role is None and cmd == "device.command" and os.access(tech[6:], os.R_OK | os.W_OK):
+        role = "technician"  # device commands are a technician's: that socket, if yours
+    client = ControlClient(_endpoint(s, role), timeout=a.timeout, actor=a.actor, curve=curve)
     try:
         return EXIT_OK, client.call(cmd, **args)
     except DaemonUnreachable as e:
@@ -526,8 +535,14 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("config", help="check a config file")
     csub = c.add_subparsers(dest="config_cmd", required=True)
-    cc = csub.add_parser("check", help="print every problem (exit 2) or the effective config")
-    cc.add_argument("file")
+    cc = csub.add_parser(
+        "check",
+        help="print every problem (exit 2) or the effective config",
+        epilog="example: tablectl config check /etc/tabled/bac-07.toml",
+    )
+    cc.add_argument(
+        "file", nargs="?", help="the config (default: --config, $TABLED_CONFIG, -t's, as above)"
+    )
     cc.set_defaults(func=cmd_config_check)
 
     v = sub.add_parser("verify", help="check the journal's whole hash chain")

@@ -233,6 +233,27 @@ def _literal_choices(tp: Any) -> list[Any] | None:
     return None
 
 
+def endpoint_problem(endpoint: str) -> str | None:
+    """What is wrong with a ZeroMQ endpoint the daemon binds, or None.
+
+    Caught here rather than at bind time so that ``tablectl config check`` says it,
+    with the key, before a table PC is rolled out.
+    """
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep or scheme not in ("tcp", "ipc", "inproc"):
+        return f'"{endpoint}" is not an endpoint: use tcp://HOST:PORT or ipc://PATH'
+    if scheme != "tcp":
+        return None if rest else f'"{endpoint}" has no path'
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host:
+        return f'"{endpoint}" needs a host and a port: tcp://HOST:PORT'
+    if port == "*":
+        return None  # any free port, chosen at bind
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        return f'port {port} in "{endpoint}" is not a TCP port (1–65535)'
+    return None
+
+
 def check(value: Any, tp: Any, path: str, errors: list[str]) -> None:
     """Collect every problem of ``value`` against ``tp`` (a Struct, list, or plain type)."""
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
@@ -358,6 +379,10 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                     errors.append(f"devices[{i}].port: {e}")
                 except (ValueError, TypeError, msgspec.ValidationError) as e:
                     errors.append(f"devices[{i}].sim: {e}")
+    for section, key in (("bus", "publish"), ("bus", "replay"), ("control", "endpoint")):
+        value = raw.get(section, {}).get(key) if isinstance(raw.get(section), dict) else None
+        if isinstance(value, str) and (problem := endpoint_problem(value)):
+            errors.append(f"{section}.{key}: {problem}")
     if errors:
         raise ConfigError(p, errors)
 
