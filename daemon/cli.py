@@ -476,8 +476,14 @@ def cmd_replay(a: argparse.Namespace) -> int:
         print(f"tablectl replay: {e}", file=sys.stderr)
         return EXIT_USAGE
     out = sys.stdout.buffer
-    for line in r.lines():
-        out.write(line + b"\n")
+    if sys.stdout.isatty() and not a.json:  # a person: one readable line per event
+        from daemon.tools.describe import describe
+
+        for ev in r.events:
+            out.write(describe(ev).encode() + b"\n")
+    else:  # a pipe or --json: the events themselves, as the bus carries them
+        for line in r.lines():
+            out.write(line + b"\n")
     st = r.stats
     print(
         f"# {len(r.events)} events from {st.frames} frames ({st.malformed} malformed, "
@@ -574,13 +580,14 @@ def parser() -> argparse.ArgumentParser:
 
     game_commands.register(sub, {n: g.commands for n, g in games.games().items()}, _send)
 
-    from daemon.tools import doctor, gpio, monitor, ports, trace
+    from daemon.tools import doctor, gpio, monitor, ports, sim, trace
 
     trace.register(sub, _call)
     monitor.register(sub)
     ports.register(sub)
     doctor.register(sub)
     gpio.register(sub)
+    sim.register(sub)
 
     from daemon.keys import add_parser as add_keys_parser
 
