@@ -34,6 +34,7 @@ SYSUSERS = "etc/sysusers.d/tabled.conf"
 TMPFILES = "etc/tmpfiles.d/tabled.conf"
 UNIT = "etc/systemd/system/tabled@.service"
 RULES = "etc/udev/rules.d/99-tabled.rules"
+MAN = "usr/local/share/man/man1"
 CONF_DIR = "etc/tabled"
 STATE_DIR = "var/lib/tabled"
 
@@ -169,6 +170,10 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
         ),
         Step(f"write {t.at(UNIT)} (ExecStart={tabled_binary()})", _write(t.at(UNIT), unit, 0o644)),
         _rules_step(t),
+        Step(
+            f"write the man pages {t.at(MAN)}/tablectl.1 and tabled-setup.1 (from the parsers)",
+            _write_man(t),
+        ),
     ]
     if not t.offline:
         steps += [
@@ -208,6 +213,17 @@ def _rules_step(t: Target) -> Step:
     )
 
 
+def _write_man(t: Target) -> Callable[[], None]:
+    def do() -> None:
+        from daemon.cli import parser as tablectl_parser
+        from daemon.tools.shell import man_page
+
+        for name, p in (("tablectl", tablectl_parser()), ("tabled-setup", build_parser())):
+            _write(t.at(f"{MAN}/{name}.1"), man_page(p), 0o644)()
+
+    return do
+
+
 def _udev_reload() -> None:
     if shutil.which("udevadm") and Path("/run/udev/control").exists():
         _run("udevadm", "control", "--reload-rules")
@@ -245,7 +261,15 @@ def uninstall_steps(t: Target) -> list[Step]:
             Step(f"keep the unit, rules and snippets: other tables use them ({', '.join(others)})")
         )
     else:
-        for rel in (UNIT, RULES, RULES + ".dist", TMPFILES, SYSUSERS):
+        for rel in (
+            UNIT,
+            RULES,
+            RULES + ".dist",
+            TMPFILES,
+            SYSUSERS,
+            f"{MAN}/tablectl.1",
+            f"{MAN}/tabled-setup.1",
+        ):
             steps.append(Step(f"remove {t.at(rel)}", _remove(t.at(rel))))
         steps.append(Step(f"remove {t.at(CONF_DIR)} if empty", lambda: _rmdir(t.at(CONF_DIR))))
         if not t.offline:

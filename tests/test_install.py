@@ -146,6 +146,8 @@ def test_install_then_uninstall_a_table_of_demo_shape(tmp_path):
     assert f"ExecStart={install.tabled_binary()} --config /etc/tabled/%i.toml" in unit
     assert (etc / "systemd/system/multi-user.target.wants/tabled@demo.service").is_symlink()
     assert (etc / "udev/rules.d/99-tabled.rules").is_file()
+    man = (pc / "usr/local/share/man/man1/tablectl.1").read_text()
+    assert man.startswith(".TH") and "tablectl recall" in man
 
     # an edited rules file survives a second install; the example goes beside it
     rules = etc / "udev/rules.d/99-tabled.rules"
@@ -169,6 +171,7 @@ def test_install_then_uninstall_a_table_of_demo_shape(tmp_path):
         "etc/udev/rules.d/99-tabled.rules.dist",
         "etc/sysusers.d/tabled.conf",
         "etc/tmpfiles.d/tabled.conf",
+        "usr/local/share/man/man1/tablectl.1",
     ):
         assert not (pc / gone).exists(), f"uninstall left {gone}"
     assert journal.read_bytes() == b"the record"

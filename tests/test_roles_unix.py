@@ -277,7 +277,7 @@ def test_every_role_against_every_command_class(table, people, role, what):
     said = r.stdout + r.stderr
     assert "Traceback" not in said, said
     if role == "outsider":
-        assert r.returncode == 2, said
+        assert r.returncode == 3, said  # unreachable to them, as documented
         assert "you may not open" in said and "control.sock" in said, said
     elif role in allowed:
         assert "needs the" not in said and "you may not open" not in said, said
@@ -306,7 +306,7 @@ def test_nobody_but_the_service_reads_the_config(table, people):
 
 def test_a_role_socket_of_another_group_is_refused_saying_why(table, people):
     r = as_user(table, people["viewer"], "--role", "dealer", "betting", "close")
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "you may not open" in r.stderr and "control-dealer.sock" in r.stderr
     assert "tabled-dealer" in r.stderr and "--role viewer" in r.stderr
 
