@@ -1,18 +1,26 @@
 # make run · make test · make bench — each creates .venv when it is missing or stale.
+# make run installs the runtime only; make test (and bench, lint) the test extras too.
 PYTHON ?= python3.11
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
 CONFIG ?= config/demo.toml
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test faults bench floor lint clean
+.PHONY: run test faults bench floor lint lock install-check clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
-	@touch $(STAMP)
+	$(PIP) -e .
+	@touch $(RUNTIME)
 
-run: $(STAMP)
+$(STAMP): pyproject.toml setup.py
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) -e '.[test]'
+	@touch $(STAMP) $(RUNTIME)
+
+run: $(RUNTIME)
 	$(BIN)/tabled --config $(CONFIG)
 
 test: $(STAMP)
@@ -34,5 +42,15 @@ floor: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check daemon drivers client bridge tests bench
 
+# the hashed lock a table PC installs from (docs/operations.md); refresh after a dependency change
+lock: $(STAMP)
+	$(PIP) -e '.[lock]'
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	  --no-emit-index-url --no-emit-find-links --output-file requirements/table-pc.txt pyproject.toml
+
+# issue 15's acceptance: the wheel into a clean Debian 12 chroot, tabled-setup, verify, uninstall (root)
+install-check: $(STAMP)
+	PYTHON=$(BIN)/python .ci/install-check $(CHROOT)
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

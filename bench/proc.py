@@ -131,6 +131,10 @@ publish = "{ep["publish"]}"
 replay = "{ep["replay"]}"
 heartbeat_interval = 1.0
 
+[control]
+# the benchmark drives the table as its dealer and supervisor through the main socket
+role = "supervisor"
+
 [log]
 format = "json"
 level = "{log_level}"

@@ -24,7 +24,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon import logs
+from daemon import logs, tables
 from daemon.bus import Bus
 from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
@@ -148,7 +148,8 @@ class Daemon:
             await self.control.start()
             for role, server in zip(s.role_endpoints, self.role_controls, strict=True):
                 await server.start()
-                _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
+                if cfg.control.roles[role]:  # "": the daemon's own group (a demo)
+                    _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
         except Exception:
             await self._close_sockets()
             raise
@@ -162,6 +163,15 @@ class Daemon:
         self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
         self.pipeline.listeners.append(self._device_actions)
+        self.metrics = self._start_metrics()
+        self.hooks = None
+        if cfg.hooks.command:
+            from daemon.hooks import Hooks
+
+            self.hooks = Hooks(s.table, list(cfg.hooks.command), cfg.hooks.timeout, cfg.hooks.queue)
+            self.pipeline.listeners.append(self.hooks.on_events)
+            self.pipeline.on_journal.append(self.hooks.on_journal)
+            self.hooks.start()
         self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
         await self.pipeline.started(
             {
@@ -173,6 +183,12 @@ class Daemon:
         )
 
         self._start_devices(cfg.devices)
+        from daemon.hotplug import Hotplug
+
+        self.hotplug = Hotplug(
+            asyncio.get_running_loop(), lambda: [r.transport for r in self.devices.values()]
+        )
+        self.hotplug.start()
         self.croupier: Croupier | None = None
         if Croupier.wanted(s.game):
             self.croupier = Croupier(s.game, self.pipeline.submit)
@@ -190,6 +206,7 @@ class Daemon:
             self.pipeline.listeners.append(helper.on_events)
             helper.start(self.pipeline.state)
         self._watch(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        tables.write_note(s, self.version, os.getpid())  # tablectl -t finds us without the config
         self.notifier.ready(self.summary())
         wd = self.notifier.watchdog_interval()
         if wd:
@@ -240,8 +257,28 @@ class Daemon:
             STATUS=f"verifying the journal's chain: {checked:,} events so far",
         )
 
+    def _start_metrics(self) -> Any:
+        m = self.s.config.metrics
+        if m.port is None:
+            return None
+        from daemon.metrics import Metrics
+
+        metrics = Metrics(self.s.table, self.status)
+        self.journal.commit_observers.append(metrics.on_commit)
+        self.pipeline.listeners.append(metrics.on_events)
+        self.metrics_port = metrics.serve(m.address, m.port)
+        log.info("metrics", url=f"http://{m.address}:{self.metrics_port}/metrics")
+        return metrics
+
     async def shutdown(self) -> None:
         self.notifier.stopping("stopping")
+        if getattr(self, "metrics", None) is not None:
+            self.metrics.close()
+        if getattr(self, "hooks", None) is not None:
+            await self.hooks.close()
+        if getattr(self, "hotplug", None) is not None:
+            self.hotplug.close()
+        tables.remove_note(self.s)
         if self.croupier is not None:
             self.croupier.close()
         for helper in getattr(self, "helpers", []):
@@ -589,6 +626,7 @@ class Daemon:
             },
             "bus": dict(self.bus.counters),
             "security": self.security.status(),
+            "hooks": self.hooks.status() if getattr(self, "hooks", None) is not None else None,
         }
 
 

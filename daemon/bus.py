@@ -1,6 +1,6 @@
 """The event bus: committed events out on ZeroMQ PUB, replay of the journal on ROUTER.
 
-Layer 5 of ``DESIGN.md`` (the zguide's Clone pattern). Every committed event
+The bus of the path of one reading (``README.md``; the zguide's Clone pattern). Every committed event
 goes out as one multipart message ``[b"<table>.<type>", canonical JSON]`` so
 subscribers filter by topic prefix; a heartbeat (``<table>.heartbeat``, not
 journaled) carries the journal's head so a lost tail shows. PUB is not

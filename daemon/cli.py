@@ -34,7 +34,43 @@ def _default_config() -> str:
 
 
 def _settings(a: argparse.Namespace) -> Settings:
-    return load(a.config or _default_config())
+    if getattr(a, "table", None) and not a.config:
+        from daemon import tables  # the config if readable, else the daemon's note in /run/tabled
+
+        return tables.settings_for(a.table)
+    path = a.config or _default_config()
+    if path == "config/demo.toml" and not Path(path).exists():
+        from daemon import tables
+
+        running = [t["table"] for t in tables.tables() if t.get("running")]
+        if len(running) == 1:
+            return tables.settings_for(running[0])
+        raise ConfigError(
+            path,
+            [
+                "no table given: pass -t TABLE (`tablectl list` shows this PC's tables) "
+                "or --config FILE"
+            ],
+        )
+    return load(path)
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    from daemon import tables
+
+    rows = tables.tables()
+    if a.json:
+        _print_json(rows)
+        return EXIT_OK
+    if not rows:
+        print(f"no tables on this PC (no {tables.etc_root()}/*.toml, nothing in {tables.run_root()})")
+        return EXIT_OK
+    print(f"{'table':<12} {'state':<8} {'game':<13} sockets you may use")
+    for r in rows:
+        state = "running" if r.get("running") else "stopped"
+        socks = ", ".join(r.get("sockets", {})) or "-"
+        print(f"{r['table']:<12} {state:<8} {r.get('game') or '?':<13} {socks}")
+    return EXIT_OK
 
 
 def _print_json(obj: Any) -> None:
@@ -46,7 +82,12 @@ def _print_json(obj: Any) -> None:
 
 def cmd_config_check(a: argparse.Namespace) -> int:
     try:
-        s = load(a.file)
+        path = a.file or a.config or (
+            str(Path(os.environ.get("TABLED_ETC", "/etc/tabled")) / f"{a.table}.toml")
+            if a.table
+            else _default_config()
+        )
+        s = load(path)
     except ConfigError as e:
         print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
         print(str(e), file=sys.stderr)
@@ -101,6 +142,16 @@ def _describer(a: argparse.Namespace) -> Any:
     return cls.describe
 
 
+def _game_ref(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"\d+(:\d+)?", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a game: SHOE:HAND (3:41) for card games, N for a spin or round"
+        )
+    return text
+
+
 def cmd_recall(a: argparse.Namespace) -> int:
     from daemon.journal import connect, read_events
 
@@ -130,8 +181,26 @@ def cmd_recall(a: argparse.Namespace) -> int:
             (*ends, a.last),
         ).fetchall()
     if not rows:
-        print("no games in the journal yet")
-        return EXIT_OK
+        if not a.hand:
+            print("no games in the journal yet")
+            return EXIT_OK
+        last = db.execute(
+            f"SELECT body FROM events WHERE type IN ({marks}) ORDER BY seq DESC LIMIT 1", ends
+        ).fetchone()
+        if last is None:
+            print("no games in the journal yet")
+            return EXIT_OK
+        d = json.loads(last[0])["data"]
+        ref = f"{d['shoe']}:{d['hand']}" if "hand" in d and "shoe" in d else str(
+            d.get("spin", d.get("round"))
+        )
+        kind = "SHOE:HAND" if ":" in ref else "a spin or round number"
+        print(
+            f"no game {a.hand} in the journal: this table's games are named by {kind}; "
+            f"the last is {ref}",
+            file=sys.stderr,
+        )
+        return EXIT_ATTENTION
     first_end = rows[-1][0]
     prev = db.execute(
         f"SELECT MAX(seq) FROM events WHERE seq < ? AND type IN ({marks})",
@@ -176,7 +245,11 @@ def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
     except SecurityError as e:
         print(f"tablectl: {e}", file=sys.stderr)
         return EXIT_USAGE, None
-    client = ControlClient(_endpoint(s, a.role), timeout=a.timeout, actor=a.actor, curve=curve)
+    role = a.role
+    tech = s.role_endpoints.get("technician", "")
+    if role is None and cmd == "device.command" and os.access(tech[6:], os.R_OK | os.W_OK):
+        role = "technician"  # device commands are a technician's: that socket, if yours
+    client = ControlClient(_endpoint(s, role), timeout=a.timeout, actor=a.actor, curve=curve)
     try:
         return EXIT_OK, client.call(cmd, **args)
     except DaemonUnreachable as e:
@@ -200,12 +273,42 @@ def _endpoint(s: Settings, role: str | None) -> str:
             raise ConfigError(
                 s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"]
             )
-        return s.role_endpoints[role]
+        return _openable(s, s.role_endpoints[role])
     for r in ROLE_ORDER:
         ep = s.role_endpoints.get(r)
         if ep is not None and os.access(ep[6:], os.R_OK | os.W_OK):
             return ep
-    return s.control_endpoint
+    return _openable(s, s.control_endpoint)
+
+
+def _unreachable(source: str, problems: list[str]) -> ConfigError:
+    e = ConfigError(source, problems)
+    e.unreachable = True  # type: ignore[attr-defined]  # exit 3, as for a daemon not running
+    return e
+
+
+def _openable(s: Settings, endpoint: str) -> str:
+    """An ipc socket this user may not open is refused here, saying why (not a time-out)."""
+    if not endpoint.startswith("ipc://"):
+        return endpoint
+    path = endpoint[6:]
+    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        import grp
+
+        try:
+            group = grp.getgrgid(os.stat(path).st_gid).gr_name
+        except (KeyError, OSError):
+            group = "its group"
+        mine = [r for r, ep in s.role_endpoints.items() if os.access(ep[6:], os.R_OK | os.W_OK)]
+        raise _unreachable(
+            s.source,
+            [
+                f"you may not open {path} (group {group} only)"
+                + (f"; yours: --role {' or '.join(mine)}" if mine else "")
+                + f": to reach it, a member of group {group} (usermod -aG {group} USER)"
+            ],
+        )
+    return endpoint
 
 
 def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
@@ -409,8 +512,14 @@ def cmd_replay(a: argparse.Namespace) -> int:
         print(f"tablectl replay: {e}", file=sys.stderr)
         return EXIT_USAGE
     out = sys.stdout.buffer
-    for line in r.lines():
-        out.write(line + b"\n")
+    if sys.stdout.isatty() and not a.json:  # a person: one readable line per event
+        from daemon.tools.describe import describe
+
+        for ev in r.events:
+            out.write(describe(ev).encode() + b"\n")
+    else:  # a pipe or --json: the events themselves, as the bus carries them
+        for line in r.lines():
+            out.write(line + b"\n")
     st = r.stats
     print(
         f"# {len(r.events)} events from {st.frames} frames ({st.malformed} malformed, "
@@ -425,37 +534,83 @@ def cmd_replay(a: argparse.Namespace) -> int:
 # -- parser ------------------------------------------------------------------------------------------
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tablectl", description="Talk to tabled, check its journal and config."
-    )
+def add_global_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
+    """The options every command takes, before or after it (``tablectl status --json``)."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
     p.add_argument(
         "--config",
+        default=default(None),
         help="the table's config (default: $TABLED_CONFIG, the only "
         "/etc/tabled/*.toml, or config/demo.toml)",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the daemon")
-    p.add_argument("--actor", default=None, help="who is acting (default: your login name)")
+    p.add_argument(
+        "-t",
+        "--table",
+        default=default(os.environ.get("TABLED_TABLE")),
+        help="the table on this PC: its /etc/tabled config if you may read it, else its "
+        "sockets in /run/tabled/TABLE (default: $TABLED_TABLE)",
+    )
+    p.add_argument(
+        "--json", action="store_true", default=default(False), help="machine-readable output"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=default(3.0), help="seconds to wait for the daemon"
+    )
+    p.add_argument(
+        "--actor", default=default(None), help="who is acting (default: your login name)"
+    )
     p.add_argument(
         "--role",
-        default=os.environ.get("TABLED_ROLE"),
+        default=default(os.environ.get("TABLED_ROLE")),
         choices=["viewer", "dealer", "supervisor", "technician"],
         help="use this role's control socket (default: $TABLED_ROLE, else the first "
         "role socket you may open)",
     )
     p.add_argument(
         "--key",
-        default=None,
+        default=default(None),
         help="your CURVE secret key file for a tcp control endpoint "
         "(default: $TABLECTL_KEY, then the config's security.client_key)",
     )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tabled")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tablectl", description="Talk to tabled, check its journal and config."
+    )
+    add_global_options(p)
+    p.add_argument("--version", action="version", version=f"tablectl {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ls = sub.add_parser(
+        "list",
+        help="the tables on this PC, running or not, and the sockets you may use",
+        epilog="example: tablectl list",
+    )
+    ls.set_defaults(func=cmd_list)
 
     c = sub.add_parser("config", help="check a config file")
     csub = c.add_subparsers(dest="config_cmd", required=True)
-    cc = csub.add_parser("check", help="print every problem (exit 2) or the effective config")
-    cc.add_argument("file")
+    cc = csub.add_parser(
+        "check",
+        help="print every problem (exit 2) or the effective config",
+        epilog="example: tablectl config check /etc/tabled/bac-07.toml",
+    )
+    cc.add_argument(
+        "file", nargs="?", help="the config (default: --config, $TABLED_CONFIG, -t's, as above)"
+    )
     cc.set_defaults(func=cmd_config_check)
 
     v = sub.add_parser("verify", help="check the journal's whole hash chain")
@@ -463,8 +618,12 @@ def parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_verify)
 
     r = sub.add_parser("recall", help="the last games with every card, void and alarm")
-    r.add_argument("--last", type=int, default=10)
-    r.add_argument("--hand", help="one game: SHOE:HAND (card games) or a spin/round number")
+    r.add_argument("--last", type=int, default=10, help="how many of the last games (default 10)")
+    r.add_argument(
+        "--hand",
+        type=_game_ref,
+        help="one game: SHOE:HAND (card games) or a spin/round number",
+    )
     r.add_argument("--game", help="the game the journal is of (default: the config's)")
     r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
     r.set_defaults(func=cmd_recall)
@@ -479,7 +638,7 @@ def parser() -> argparse.ArgumentParser:
     rp = sub.add_parser(
         "replay", help="run captures through the real protocol and table, print events"
     )
-    rp.add_argument("captures", nargs="+")
+    rp.add_argument("captures", nargs="+", help="capture files (docs/captures.md)")
     rp.set_defaults(func=cmd_replay)
 
     from daemon import games
@@ -487,20 +646,21 @@ def parser() -> argparse.ArgumentParser:
 
     game_commands.register(sub, {n: g.commands for n, g in games.games().items()}, _send)
 
-    from daemon.tools import doctor, gpio, monitor, ports, trace
+    from daemon.tools import doctor, gpio, monitor, ports, sim, trace
 
     trace.register(sub, _call)
     monitor.register(sub)
     ports.register(sub)
     doctor.register(sub)
     gpio.register(sub)
+    sim.register(sub)
 
     from daemon.keys import add_parser as add_keys_parser
 
     add_keys_parser(sub)
 
     dv = sub.add_parser("device", help="send a command to a device (technician; journaled first)")
-    dv.add_argument("device")
+    dv.add_argument("device", help="the device's name in the config")
     dv.add_argument("command", nargs="+", help="the command text, e.g. *V or '*T D'")
     dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
     dv.set_defaults(func=cmd_device)
@@ -508,32 +668,36 @@ def parser() -> argparse.ArgumentParser:
     wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
     wh.add_argument("action", choices=["version", "selftest", "settings", "log"])
     wh.add_argument("args", nargs="*", help="settings: parameter letters; log: page numbers")
-    wh.add_argument("--device", default="wheel")
+    wh.add_argument("--device", default="wheel", help="the wheel's device name (default wheel)")
     wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
     wh.set_defaults(func=cmd_wheel)
 
     al = sub.add_parser("alarm", help="clear a latched alarm")
     al.add_argument("action", choices=["clear"])
     al.add_argument("id", help="alarm id (see status), or `all`")
-    al.add_argument("--reason", required=True)
+    al.add_argument("--reason", required=True, help="why it is cleared: it goes into the journal")
     al.set_defaults(func=_operator("alarm.clear"))
+
+    from daemon.tools import shell
+
+    shell.register(sub, parser)
+    shell.finish(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = parser().parse_args(argv)
+    from daemon.capture import CaptureError
+    from daemon.tools import shell
+    from drivers.base import DriverError
+
+    a = shell.parse(parser(), add_global_options, argv)
     if a.actor is None:
         try:
             a.actor = getpass.getuser()
         except (KeyError, OSError):
             a.actor = f"uid:{os.getuid()}"
-    try:
-        return int(a.func(a))
-    except ConfigError as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:
-        return EXIT_OK
+    # the listed user errors end in one line and exit 2; anything else is a bug, exit 4
+    return shell.guarded(lambda: a.func(a), (DriverError, CaptureError, ValueError, OSError))
 
 
 if __name__ == "__main__":

@@ -89,7 +89,8 @@ class ControlSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     mode: Annotated[int, msgspec.Meta(ge=0, le=0o777)] = 0o660
     #: the role of a peer of this socket: who can open the socket file is
     #: decided by its mode and group, so the socket itself stands for a role.
-    role: Literal["viewer", "dealer", "supervisor", "technician"] = "supervisor"
+    #: The least by default: more is a choice made in the config (or a role socket).
+    role: Literal["viewer", "dealer", "supervisor", "technician"] = "viewer"
     #: one more ipc socket per role, ``control-<role>.sock`` beside the main one,
     #: owned by the unix group given here (mode ``mode``): a technician in group
     #: ``tabled-tech`` can open only the technician socket. ``{}``: no role sockets.
@@ -131,6 +132,23 @@ class SecuritySection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ValueError("clients, control_clients and roles need server_key")
 
 
+class MetricsSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: the Prometheus endpoint's port; none: no endpoint (0: any free port, for tests)
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535)] | None = None
+    #: where it listens: loopback unless a scraper elsewhere must reach it
+    address: str = "127.0.0.1"
+
+
+class HooksSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: argv of the command run on alarms, devices lost/back, journal failing/recovered
+    #: (the event as JSON on stdin); empty: no hook
+    command: list[str] = []
+    #: seconds a hook may run before it is killed
+    timeout: Annotated[float, msgspec.Meta(gt=0, le=300)] = 10.0
+    #: events waiting for the hook; past it the newest are dropped (and counted)
+    queue: Annotated[int, msgspec.Meta(ge=1, le=10000)] = 100
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     table: TableSection
     devices: list[DeviceConfig] = []
@@ -140,6 +158,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     control: ControlSection = ControlSection()
     log: LogSection = LogSection()
     security: SecuritySection = SecuritySection()
+    metrics: MetricsSection = MetricsSection()
+    hooks: HooksSection = HooksSection()
 
 
 class Settings(msgspec.Struct, frozen=True):
@@ -213,6 +233,27 @@ def _literal_choices(tp: Any) -> list[Any] | None:
                 return None
             out += c
         return out or None
+    return None
+
+
+def endpoint_problem(endpoint: str) -> str | None:
+    """What is wrong with a ZeroMQ endpoint the daemon binds, or None.
+
+    Caught here rather than at bind time so that ``tablectl config check`` says it,
+    with the key, before a table PC is rolled out.
+    """
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep or scheme not in ("tcp", "ipc", "inproc"):
+        return f'"{endpoint}" is not an endpoint: use tcp://HOST:PORT or ipc://PATH'
+    if scheme != "tcp":
+        return None if rest else f'"{endpoint}" has no path'
+    host, colon, port = rest.rpartition(":")
+    if not colon or not host:
+        return f'"{endpoint}" needs a host and a port: tcp://HOST:PORT'
+    if port == "*":
+        return None  # any free port, chosen at bind
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        return f'port {port} in "{endpoint}" is not a TCP port (1–65535)'
     return None
 
 
@@ -343,6 +384,10 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                     errors.append(f"devices[{i}].port: {e}")
                 except (ValueError, TypeError, msgspec.ValidationError) as e:
                     errors.append(f"devices[{i}].sim: {e}")
+    for section, key in (("bus", "publish"), ("bus", "replay"), ("control", "endpoint")):
+        value = raw.get(section, {}).get(key) if isinstance(raw.get(section), dict) else None
+        if isinstance(value, str) and (problem := endpoint_problem(value)):
+            errors.append(f"{section}.{key}: {problem}")
     if errors:
         raise ConfigError(p, errors)
 

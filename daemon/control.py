@@ -1,6 +1,6 @@
 """The control channel's socket mechanics: a ROUTER server and a small sync client.
 
-Layer 6 of ``DESIGN.md``. ``tablectl`` talks to ``tabled`` here (ipc by
+The control socket of ``README.md``'s path of one reading. ``tablectl`` talks to ``tabled`` here (ipc by
 default). What the commands do, and who may issue them, is the handler's
 business; this module only moves requests and replies and keeps the socket
 safe to bind and to leave.

@@ -27,6 +27,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -108,6 +109,8 @@ class Journal:
         self.path = str(path)
         self.table = table
         self._lock_fd: int | None = None
+        #: called after each commit try with (seconds, committed): the metrics
+        self.commit_observers: list[Callable[[float, bool], None]] = []
         #: the seal found when the journal was opened, if the file was exactly the sealed one
         self.sealed: dict[str, object] | None = None
         if self.path == ":memory:":
@@ -302,31 +305,46 @@ class Journal:
             prev = ev.hash
             events.append(ev)
             rows.append((seq, ev.type, raw, ev.hash))
-        faults.before_commit()
-        with self._tx():
-            faults.in_commit("insert")
-            self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
-            if secrets:
-                self.db.executemany("INSERT INTO secrets VALUES (?, ?)", secrets)
-            # The head, kept beside the chain, is what shows a removed last row.
-            faults.in_commit("head")
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (f"{seq}:{prev}",))
-            if snapshot is not None:
-                faults.in_commit("snapshot")
+        started = time.perf_counter()
+        try:
+            faults.before_commit()
+            with self._tx():
+                faults.in_commit("insert")
+                self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
+                if secrets:
+                    self.db.executemany("INSERT INTO secrets VALUES (?, ?)", secrets)
+                # The head, kept beside the chain, is what shows a removed last row.
+                faults.in_commit("head")
                 self.db.execute(
-                    "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)",
-                    (seq, prev, snapshot[0], snapshot[1]),
+                    "INSERT OR REPLACE INTO meta VALUES ('head', ?)", (f"{seq}:{prev}",)
                 )
-                # Pruning is part of the commit: it fails, and is retried, with it.
-                faults.in_commit("prune")
-                self.db.execute(
-                    "DELETE FROM snapshots WHERE seq NOT IN "
-                    "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
-                    (KEEP_SNAPSHOTS,),
-                )
-            faults.in_commit("commit")
+                if snapshot is not None:
+                    faults.in_commit("snapshot")
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)",
+                        (seq, prev, snapshot[0], snapshot[1]),
+                    )
+                    # Pruning is part of the commit: it fails, and is retried, with it.
+                    faults.in_commit("prune")
+                    self.db.execute(
+                        "DELETE FROM snapshots WHERE seq NOT IN "
+                        "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                        (KEEP_SNAPSHOTS,),
+                    )
+                faults.in_commit("commit")
+        except BaseException:
+            self._observe(time.perf_counter() - started, False)
+            raise
+        self._observe(time.perf_counter() - started, True)
         self.last_seq, self.last_hash = seq, prev
         return events
+
+    def _observe(self, seconds: float, ok: bool) -> None:
+        for fn in self.commit_observers:  # metrics: commit latency and failures
+            try:
+                fn(seconds, ok)
+            except Exception:  # an observer never decides a commit
+                pass
 
     def close(self, *, seal: bool = False) -> None:
         """Close; with ``seal``, leave the proof that the file is as this daemon left it.

@@ -1,6 +1,6 @@
 """Keys, CURVE encryption with a ZAP allow-list, and signed checkpoints.
 
-Layers 5 and 6 of ``DESIGN.md``. Three things live here:
+For the bus and the control socket (``docs/security.md``). Three things live here:
 
 * **Key files.** CURVE keys use ZeroMQ's certificate format
   (``zmq.auth.create_certificates``: ``NAME.key`` public, ``NAME.key_secret``

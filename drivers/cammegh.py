@@ -10,7 +10,7 @@ Sources, cited in comments as:
 
 * [dev] Cammegh *SS2 Series Developers Information* (V2.07; V2.10 page images),
 * [int] Cammegh *Mercury 360 Integration Configuration Guide*,
-* [cap] real SS2 traffic, ``shared/captures/cammegh-ss2/`` (firmware V2.50),
+* [cap] real SS2 traffic, ``tests/captures/cammegh-ss2/`` (firmware V2.50),
 * [ours] a decision of this driver where the vendor says nothing; each is
   listed in ``docs/protocols/cammegh.md``.
 

@@ -2,7 +2,7 @@
 
 The encoding is a property of the device, not of the game, so it is a
 device option shared by the serial shoe and the USB scanner
-(`../shared/protocols/card-readers-shufflers-dice.md`):
+(`docs/protocols/sources.md`):
 
 - ``rank-suit``: ``TH``, ``10H``, ``AS`` (the common electronic-shoe form);
 - ``suit-rank``: ``HT``, ``H10``, ``SA`` (keyboard-wedge scanners);

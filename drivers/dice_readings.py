@@ -1,7 +1,7 @@
 """The readings every dice shaker driver speaks, whatever its wire protocol.
 
 Dice shakers publish no common protocol
-(``shared/protocols/card-readers-shufflers-dice.md``); a vendor's shaker is a
+(``docs/protocols/sources.md``); a vendor's shaker is a
 new protocol producing these readings, so the Sic Bo round
 (``daemon/games/sicbo/table.py``) never changes with the machine.
 

@@ -1,7 +1,7 @@
 """The reference dice shaker protocol (Sic Bo), and its driver ``dice-ref``.
 
 Dice shakers publish no common protocol
-(``shared/protocols/card-readers-shufflers-dice.md``), so this one is ours:
+(``docs/protocols/sources.md``), so this one is ours:
 every fact is **[ours]** unless it names another source. Its frame is the
 public Chinese dice box's (``Be-Devil/zj_doll``): ``0x7A``, length, command,
 data, checksum = (length + command + data) mod 256, ``0x55``. The page for

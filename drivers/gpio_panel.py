@@ -131,9 +131,11 @@ class GpioPanelOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     blink: Annotated[float, msgspec.Meta(gt=0, le=10)] = 1.0
     #: the role of the panel's buttons at the table.
     role: Role = "dealer"
-    #: the void button's role: ``hand.void`` needs a supervisor, so the void button
-    #: belongs under the supervisor's key (or on the supervisor's own panel).
-    void_role: Role = "supervisor"
+    #: the void button's role. ``hand.void`` needs a supervisor, and a button anyone at
+    #: the table can press is a dealer's: so the default is ``dealer`` (every void from
+    #: the button is refused, and says why). ``"supervisor"`` is a choice the config
+    #: makes when the button is wired under the supervisor's key switch.
+    void_role: Role = "dealer"
 
     def __post_init__(self) -> None:
         used: dict[str, str] = {}
@@ -553,6 +555,17 @@ class GpioPanel:
                 started = self.mono()
                 self._lost = self._loop.create_future()
                 self._log.info("gpio panel open", pin_factory=self.factory_name)
+                above = {
+                    name: role
+                    for name, role in (("buttons", self.o.role), ("request_void", self.o.void_role))
+                    if role == "supervisor"
+                }
+                if above:
+                    self._log.warning(
+                        "gpio panel: buttons act as supervisor by config; the buttons must be "
+                        "wired under the supervisor's key switch",
+                        **above,
+                    )
                 if self.plugged is False:
                     sink.on_disconnected(self._unplugged_reason())
                 else:
@@ -793,6 +806,11 @@ class GpioPanel:
             return
         exc = fut.exception()
         refused = str(exc) if exc is not None else getattr(fut.result(), "refused", None)
+        if refused is not None and record["button"] == "request_void" and record["role"] != "supervisor":
+            refused += (
+                '; the void button acts as supervisor only with void_role = "supervisor", set '
+                "when it is wired under the supervisor's key switch"
+            )
         record["result"] = "accepted" if refused is None else f"refused: {refused}"
         if refused is not None:
             self.counters.refused += 1

@@ -2,7 +2,7 @@
 
 Live baccarat studios read cards with barcode scanners that present
 themselves as USB keyboards: each scan types a short code and Enter
-(``shared/protocols/card-readers-shufflers-dice.md``, after
+(``docs/protocols/sources.md``, after
 ``ikigai-kevin-k/studio-sdp-mirror`` ``src/refactor/proto/hid.py``). The
 daemon takes the interface from the kernel's keyboard driver, so scans never
 type into a console, and reads the keyboard's reports itself

@@ -1,7 +1,7 @@
 """The serial "electronic shoe": one card code per CR LF line.
 
 Live studios run shoes that print each card as it leaves the shoe, 9600 8N1
-(`../shared/protocols/card-readers-shufflers-dice.md`). The code's encoding
+(`docs/protocols/sources.md`). The code's encoding
 is a device option. Optional codes report the cut card, a read error, a card
 turned face up in the shoe and the shoe being lifted; a plain shoe sends
 none of them and the dealer's buttons or tablectl report those instead.

@@ -2,7 +2,7 @@
 
 A vendor's shuffler is a new protocol producing these same readings, so the
 table's shuffle procedure never changes with the machine. What a shuffler
-says is untrusted (``shared/protocols/card-readers-shufflers-dice.md``:
+says is untrusted (``docs/protocols/sources.md``:
 CVE-2025-34500, CVE-2025-34503): these readings carry counts and states only,
 never a deck order, and the table checks the counts itself.
 

@@ -1,7 +1,7 @@
 """The reference card shuffler protocol — and the template a vendor shuffler driver copies.
 
 No shuffler vendor publishes its protocol
-(``shared/protocols/card-readers-shufflers-dice.md``), so this one is ours:
+(``docs/protocols/sources.md``), so this one is ours:
 every fact below is **[ours]** unless it names another source. The page for
 technicians and integrators is ``docs/protocols/shuffler.md``.
 

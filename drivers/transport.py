@@ -3,8 +3,8 @@
 A serial port, a USB interface and a GPIO panel open differently but fail
 alike: the link is lost, the device goes ``disconnected``, and the transport
 retries with capped exponential backoff until the device is back — with
-``on_disconnected`` once per outage, not once per retry (complaint #2 of
-``notes/hardware-free-testing.md``: "reports connected but nothing flows").
+``on_disconnected`` once per outage, not once per retry (field failure #2
+in ``docs/testing.md``: "reports connected but nothing flows").
 A subclass says how to open one link (:meth:`Reconnecting._connect`) and
 what to tell the sink about it (:meth:`Reconnecting._info`).
 """
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import random
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 #: a link that lasted this long (or carried data) resets the backoff.
 STABLE_AFTER = 5.0
+#: backoff jitter: ±20 % of each delay
+JITTER = 0.2
 
 
 class Unavailable(Exception):
@@ -73,6 +76,12 @@ class Reconnecting(abc.ABC):
         self._running = False
         self._closed = False
         self._stop = asyncio.Event()
+        #: set by close() and by retry_now(): ends the backoff wait early
+        self._wake = asyncio.Event()
+        #: each backoff is the delay times a factor in [1 - jitter, 1 + jitter], so fifty
+        #: table PCs that lost power together do not retry in step
+        self.jitter = JITTER
+        self.rng = random.Random()
 
     @abc.abstractmethod
     async def _connect(self, sink: Any) -> Any:
@@ -93,6 +102,7 @@ class Reconnecting(abc.ABC):
         """Stop for good: end ``run()`` and close the link."""
         self._closed = True
         self._stop.set()
+        self._wake.set()
         link, self._link = self._link, None
         if link is not None:
             await link.aclose()
@@ -164,10 +174,27 @@ class Reconnecting(abc.ABC):
             if link is not None:
                 await link.aclose()
 
+    def retry_now(self) -> None:
+        """A matching device appeared (udev): end the backoff wait and try at once.
+
+        Call from the loop's thread (the hotplug watcher uses ``call_soon_threadsafe``).
+        """
+        self._wake.set()
+
+    def backoff(self, delay: float) -> float:
+        """The jittered wait for a nominal ``delay``, never below ``reconnect_min``."""
+        factor = 1.0 + self.jitter * (2.0 * self.rng.random() - 1.0)
+        return max(self.reconnect_min, delay * factor)
+
     async def _pause(self, delay: float) -> bool:
-        """The backoff timer; True when close() was called meanwhile."""
+        """The backoff timer; True when close() was called meanwhile.
+
+        retry_now() ends it early (False: try again now); the backoff without udev
+        stays what it was.
+        """
+        self._wake.clear()
         try:
-            await asyncio.wait_for(self._stop.wait(), delay)
+            await asyncio.wait_for(self._wake.wait(), self.backoff(delay))
         except TimeoutError:
             return False
-        return True
+        return self._closed

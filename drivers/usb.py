@@ -18,16 +18,16 @@ Facts this is built on, and where they come from:
 * A kernel driver (usbhid for a keyboard-wedge scanner) holds the interface
   until detached; claiming it before that fails with EBUSY. Detach, claim,
   and on the way out release, reattach and dispose
-  (``shared/notes/hardware-free-testing.md`` §3 complaint #5; pyusb issues
+  (``docs/testing.md``, field failure #5; pyusb issues
   #357, #315).
-* Permission problems are the commonest field failure (§3 complaint #3;
+* Permission problems are the commonest field failure (field failure #3;
   pyusb issue #237): the reason names the udev rule that fixes it.
 * Reads block, so one thread per device reads with a timeout and hands each
   report to the loop with ``call_soon_threadsafe``. A timeout is silence,
   not an error; it only bounds how long closing waits for the thread
-  (``shared/DESIGN.md``, "blocking USB reads run in a thread").
+  (``docs/testing.md``, field failure #12).
 * libusb-1.0 is a system library that a fresh Debian image lacks
-  (hardware-free-testing §0): pyusb then raises ``NoBackendError``, reported
+  (``docs/testing.md``): pyusb then raises ``NoBackendError``, reported
   here with the package to install. Tests pass their own backend
   (``usb.backend.IBackend``), which needs no libusb at all.
 
@@ -56,7 +56,8 @@ from drivers.transport import Reconnecting, Unavailable
 __all__ = ["UDEV_RULES", "DeviceUnavailable", "UsbTransport"]
 
 #: the udev rules file shipped with tabled that opens USB devices to the service.
-UDEV_RULES = "systemd/99-tabled.rules"
+#: where ``tabled-setup install`` puts the shipped udev rules
+UDEV_RULES = "/etc/udev/rules.d/99-tabled.rules"
 #: a connection that lasted this long (seconds) was healthy: backoff starts over.
 #: what closing waits for the reader thread beyond one read timeout.
 JOIN_MARGIN = 2.0
@@ -450,7 +451,7 @@ class UsbTransport(Reconnecting):
 
     def _udev_hint(self) -> str:
         return (
-            f"install the udev rule: copy {UDEV_RULES} to /etc/udev/rules.d/99-tabled.rules, "
+            f"install the udev rules (`tabled-setup install` writes {UDEV_RULES}), "
             f'set ATTR{{idVendor}}=="{self.vendor_id:04x}", '
             f'ATTR{{idProduct}}=="{self.product_id:04x}" in its USB HID scanner rule, run '
             "`udevadm control --reload && udevadm trigger` (or replug the device), and make "

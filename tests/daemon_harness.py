@@ -49,6 +49,10 @@ def write_config(
     extra: str = "",
 ) -> Path:
     pub, rep = free_port(), free_port()
+    if "[control]" not in extra:
+        # the tests drive every role through the main socket; the default role is viewer
+        extra += '\n[control]\nrole = "supervisor"\n'
+
     # a short runtime dir: unix socket paths are limited to ~100 bytes
     run = Path(tempfile.mkdtemp(prefix="td-", dir="/tmp"))
     cfg = tmp / "table.toml"

@@ -1,6 +1,6 @@
 """A second, independent baccarat implementation, for cross-checking only.
 
-Written straight from /work/shared/RULES.md in a deliberately different style
+Written straight from docs/rules.md in a deliberately different style
 from daemon/games/baccarat/rules.py (no shared code, no lookup tables: explicit
 if/elif of the drawing table, a shoe consumed front to back). If both agree
 on every hand, a mistake would have to be made twice in two different ways.
@@ -29,7 +29,7 @@ def score(hand: list[str]) -> int:
 
 
 def banker_hits(banker_score: int, player_third: int | None) -> bool:
-    """RULES.md "Drawing rules", written out one case at a time."""
+    """docs/rules.md "Dealing and drawing", written out one case at a time."""
     if player_third is None:
         return banker_score <= 5
     p = player_third

@@ -2,7 +2,7 @@
 8- and 6-deck shoes through the module's own code, and a property test against
 an independent implementation (tests/independent_baccarat.py).
 
-Expected values are written out here from /work/shared/RULES.md (seed 000/001
+Expected values are written out here from docs/rules.md (seed 000/001
 art. 5, 7, 9; seed 002 drawing table; seed 004 Super 6, Big/Small, pairs), not
 derived from the code under test.
 """

@@ -223,3 +223,34 @@ def test_options_that_are_no_table_are_reported_once(tmp_path):
     assert [p for p in got if p.startswith("devices[0].options")] == [
         "devices[0].options: expected a table, got 5"
     ]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        (
+            "publish",
+            "tcp://127.0.0.1:99999",
+            'bus.publish: port 99999 in "tcp://127.0.0.1:99999" is not a TCP port',
+        ),
+        ("replay", "tcp://127.0.0.1:0", "bus.replay: port 0"),
+        ("publish", "tcp://127.0.0.1", 'bus.publish: "tcp://127.0.0.1" needs a host and a port'),
+        ("replay", "udp://127.0.0.1:7701", 'bus.replay: "udp://127.0.0.1:7701" is not an endpoint'),
+    ],
+)
+def test_a_bad_endpoint_is_refused_with_its_key(tmp_path, key, value, said):
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(f'[table]\nid = "t"\ngame = "baccarat"\n[bus]\n{key} = "{value}"\n')
+    with pytest.raises(ConfigError) as e:
+        load(cfg)
+    assert said in str(e.value)
+
+
+def test_good_endpoints_pass(tmp_path):
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(
+        '[table]\nid = "t"\ngame = "baccarat"\n[bus]\npublish = "tcp://*:7700"\n'
+        'replay = "ipc:///run/tabled/t/replay.sock"\n[control]\nendpoint = "tcp://[::1]:7799"\n'
+    )
+    s = load(cfg)
+    assert s.config.bus.publish == "tcp://*:7700"

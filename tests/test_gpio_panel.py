@@ -322,6 +322,7 @@ OPTIONS = {
     "cut_card": 18,
     "card_exposed": 19,
     "request_void": 20,
+    "void_role": "supervisor",  # the rig's void button is wired under a key switch
     "new_shoe": 21,
     "shoe_present": 22,
     "panel_sense": 5,
@@ -535,6 +536,22 @@ async def test_the_void_button_needs_its_hold_and_submits_hand_void_as_superviso
     assert cmd.data["role"] == "supervisor" and cmd.data["source"] == "button"
     held = rig.panel.counters.presses["request_void"]
     assert held == 1
+
+
+async def test_the_void_button_is_a_dealers_unless_the_config_says_key_switch(rig, factory):
+    """Default void_role: the button asks as a dealer, the table refuses, and says how to change it."""
+    await rig.start({k: v for k, v in OPTIONS.items() if k != "void_role"})
+    await plugged_in(rig, factory)
+    await rig.betting_open()
+    pin = factory.pin(20)
+    press(pin)
+    await rig.until(lambda: (rig.panel.last_command or {}).get("result"))
+    release(pin)
+    result = rig.panel.last_command["result"]
+    assert rig.panel.last_command["role"] == "dealer"
+    assert result.startswith("refused: hand.void needs the supervisor role; you are dealer")
+    assert 'void_role = "supervisor"' in result and "key switch" in result
+    assert not rig.of("hand.void")
 
 
 async def test_the_stack_light_follows_the_game(rig, factory):
@@ -784,6 +801,7 @@ port = "{port}"
 [devices.options]
 close_betting = 17
 request_void = 27
+void_role = "supervisor"
 shoe_present = 22
 light_green = 23
 light_red = 24

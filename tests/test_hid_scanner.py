@@ -3,7 +3,7 @@
 The protocol is fed recorded boot-keyboard reports. The transport runs
 against a fake backend at pyusb's own backend interface (``usb.backend.IBackend``)
 through the real pyusb ``Device``/``util`` code, so no libusb is needed
-(``shared/notes/hardware-free-testing.md`` §1.2: pyusb asks endpoint
+(``docs/testing.md``, USB: pyusb asks endpoint
 descriptors by index, ``intr_read`` fills the caller's array, timeouts and
 unplugs are ``USBTimeoutError``/``USBError`` with libusb's codes).
 
@@ -649,7 +649,7 @@ async def test_access_denied_names_the_udev_rule() -> None:
     async with running(transport(FakeBackend(FakeScanner(access_denied=True))), sink):
         reason = await sink.expect("disconnected")
     assert "access denied" in reason and "/dev/bus/usb/001/005" in reason
-    assert "systemd/99-tabled.rules" in reason and "plugdev" in reason
+    assert "/etc/udev/rules.d/99-tabled.rules" in reason and "plugdev" in reason
     assert 'ATTR{idVendor}=="05e0"' in reason and 'ATTR{idProduct}=="1200"' in reason
 
 

@@ -11,7 +11,7 @@ of the kernel's usbfs in front of a HID boot keyboard (a keyboard-wedge
 scanner, here 1209:0001 serial ``UMOCK-0001``). That model is written after
 libusb's own umockdev test (``libusb/libusb`` ``tests/umockdev.c``) and the
 kernel's usbfs rules (``drivers/usb/core/devio.c``); see
-``shared/notes/hardware-free-testing.md`` §1.2 for the recipe.
+``docs/testing.md``, USB for the recipe.
 
 The preload library must be in place before the process starts, so
 :func:`test_hid_scanner_through_libusb_and_umockdev` re-runs this file under

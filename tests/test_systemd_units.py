@@ -54,7 +54,7 @@ MAX_EXPOSURE = 1.5
 # Checks systemd-analyze security still flags, each accepted on purpose.
 ACCEPTED_EXPOSURE = {
     "RootDirectory=/RootImage=": "runs from the host's /opt/tabled venv, not an image",
-    "SupplementaryGroups=": "dialout, plugdev, gpio are how it reaches its devices",
+    "SupplementaryGroups=": "dialout, plugdev, gpio reach its devices; tabled-<role> its role sockets",
     "PrivateDevices=": "needs real serial, USB and GPIO nodes; DeviceAllow= narrows them",
     "RestrictAddressFamilies=~AF_NETLINK": "udev/libusb hotplug events",
     "RestrictAddressFamilies=~AF_UNIX": "ipc control socket and sd_notify",
@@ -137,7 +137,10 @@ def test_identity_directories_and_environment(unit):
     s = unit["Service"]
     assert single(s, "User") == "tabled"
     assert single(s, "Group") == "tabled"
-    assert words(s, "SupplementaryGroups") == {"dialout", "plugdev", "gpio"}
+    roles = {f"tabled-{r}" for r in ("viewer", "dealer", "supervisor", "technician")}
+    assert words(s, "SupplementaryGroups") == {"dialout", "plugdev", "gpio"} | roles
+    # role sockets are reached by people outside group tabled: the directory lets them in
+    assert single(s, "RuntimeDirectoryMode") == "0755"
     assert single(s, "StateDirectory") == "tabled/%i"
     assert single(s, "RuntimeDirectory") == "tabled/%i"
     env = words(s, "Environment")
@@ -353,6 +356,9 @@ def test_sysusers_creates_the_service_account_and_missing_groups(sysusers_root):
     assert user[5] == "/var/lib/tabled"
     assert user[6].endswith("nologin")
     assert "gpio" in groups
+    # the role groups, with the daemon in each (it gives each role socket to its group)
+    for role in ("viewer", "dealer", "supervisor", "technician"):
+        assert "tabled" in groups[f"tabled-{role}"][3].split(","), role
     # groups that already existed keep their ids
     assert groups["dialout"][2] == "20"
     assert groups["plugdev"][2] == "46"

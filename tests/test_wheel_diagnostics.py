@@ -13,7 +13,7 @@ from pathlib import Path
 from daemon_harness import ROOT, Daemon, free_port, tablectl
 
 
-def roulette_config(tmp: Path) -> Path:
+def roulette_config(tmp: Path, roles: bool = True) -> Path:
     text = (ROOT / "config" / "roulette.toml").read_text()
     text = re.sub(r"tcp://127.0.0.1:7710", f"tcp://127.0.0.1:{free_port()}", text)
     text = re.sub(r"tcp://127.0.0.1:7711", f"tcp://127.0.0.1:{free_port()}", text)
@@ -25,11 +25,16 @@ def roulette_config(tmp: Path) -> Path:
         1,
     )
     text = text.replace("period = 0.5", "period = 0.05")
-    roles = f'roles = {{ technician = "{group}", supervisor = "{group}" }}\n'
+    if not roles:  # the demo's own control section
+        cfg = tmp / "roulette.toml"
+        cfg.write_text(text)
+        return cfg
+    text = re.sub(r"(?m)^roles = .*\n", "", text)
+    roles_line = f'roles = {{ technician = "{group}", supervisor = "{group}" }}\n'
     text = (
-        text.replace("[control]\n", "[control]\n" + roles, 1)
+        text.replace("[control]\n", "[control]\n" + roles_line, 1)
         if "[control]" in text
-        else (text + "\n[control]\n" + roles)
+        else (text + "\n[control]\n" + roles_line)
     )
     cfg = tmp / "roulette.toml"
     cfg.write_text(text)
@@ -59,3 +64,19 @@ def test_wheel_version_and_settings_are_journaled_with_replies(tmp_path):
     ]
     db.close()
     assert [(c["command"], c["by"]) for c in cmds[:2]] == [("*V", "tech1"), ("*S", "tech1")]
+
+
+def test_the_roulette_demo_has_a_technician_socket_for_wheel_commands(tmp_path):
+    """config/roulette.toml as shipped: `tablectl wheel version` works without --role."""
+    cfg = roulette_config(tmp_path, roles=False)
+    d = Daemon(cfg)
+    try:
+        d.start()
+        v = tablectl(cfg, "--actor", "tech1", "wheel", "version")
+        assert v.returncode == 0, v.stderr
+        assert "SlingShot" in v.stdout or "Cammegh" in v.stdout
+        st = json.loads(tablectl(cfg, "--json", "status").stdout)
+        assert st["table"]  # the main socket (supervisor in the demo) still answers the rest
+    finally:
+        d.stop()
+        d.close()

@@ -23,7 +23,7 @@ from typing import Any
 
 GRABBERS = {
     "brltty": "sudo systemctl mask --now brltty.path brltty-udev.service brltty",
-    "ModemManager": 'add ENV{ID_MM_DEVICE_IGNORE}="1" in the udev rule (systemd/99-tabled.rules), '
+    "ModemManager": 'add ENV{ID_MM_DEVICE_IGNORE}="1" in the udev rule (/etc/udev/rules.d/99-tabled.rules), '
     "or sudo systemctl disable --now ModemManager",
 }
 
@@ -83,7 +83,8 @@ def check_node(path: str, user: str, groups: set[str] | None) -> list[str]:
         if not can:
             out.append(
                 f"{path} is {owner}:{group} mode {mode:04o}: user {user} cannot use it — "
-                f'install systemd/99-tabled.rules (GROUP="dialout", MODE="0660") and '
+                f"install the udev rules (`tabled-setup install`: /etc/udev/rules.d/99-tabled.rules, "
+                f'GROUP="dialout", MODE="0660") and '
                 f"`sudo usermod -aG {group} {user}`"
             )
     return out
@@ -104,7 +105,7 @@ def run(a: argparse.Namespace) -> int:
     if groups is None:
         notes.append(
             f"no user {a.user!r} here: permission checks are for the current user "
-            f"(create it: systemd-sysusers systemd/tabled.sysusers.conf)"
+            f"(create it: `tabled-setup install`, or systemd-sysusers /etc/sysusers.d/tabled.conf)"
         )
     for dev in s.config.devices:
         spec = dev.port

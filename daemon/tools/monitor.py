@@ -193,6 +193,8 @@ def run(a: argparse.Namespace) -> int:
     end = None if a.seconds is None else time.monotonic() + a.seconds
     if a.json:
         return _stream(follower, end)
+    if not sys.stdout.isatty():  # a pipe or a log file: one line per event, no screen
+        return _stream(follower, end, lines=True)
     console = Console()
     with Live(
         render(model, time.monotonic()),
@@ -222,12 +224,16 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _stream(follower: Follower, end: float | None) -> int:
+def _stream(follower: Follower, end: float | None, lines: bool = False) -> int:
+    from daemon.tools.describe import describe
+
     while end is None or time.monotonic() < end:
         try:
             for x in follower.events(timeout=1.0):
                 assert isinstance(x, Event)
-                sys.stdout.buffer.write(x.canonical() + b"\n")
+                sys.stdout.buffer.write(
+                    (describe(x).encode() if lines else x.canonical()) + b"\n"
+                )
                 sys.stdout.flush()
                 if end is not None and time.monotonic() >= end:
                     break

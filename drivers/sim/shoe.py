@@ -57,6 +57,7 @@ class ShoeSimulator:
         self.face_up_marker = face_up_marker
         self.pending = FaultQueue(ERRORS, "dealer error", errors, in_order=True)
         self.error_every = error_every
+        self._emptied: asyncio.Event | None = None
         self.rng = random.Random(seed)
         self.cards: list[str] = []
         self.cut_at = 0
@@ -100,6 +101,20 @@ class ShoeSimulator:
     def attach(self, link: Any) -> None:
         self.link = link
 
+    async def free_run(self, decks: int = 8, cut_card: int = 14) -> None:
+        """No table to follow (``tablectl sim``): shoe after shoe, every card dealt."""
+        self._emptied = asyncio.Event()
+        shoe = 0
+        while True:
+            shoe += 1
+            self._on(
+                "shoe.started", {"shoe": shoe, "decks": decks, "cut_card": cut_card, "burn": "none"}
+            )
+            self._dealing = True
+            self._deal(decks * 52 + 1)  # one more than the shoe holds: the empty shoe is seen
+            await self._emptied.wait()
+            self._emptied.clear()
+
     async def run(self) -> None:
         """Deal while there are cards due; the link's ``opened`` gates every write."""
         while True:
@@ -121,6 +136,8 @@ class ShoeSimulator:
         if not self.cards:
             log.info("shoe is empty")
             self._want = 0
+            if self._emptied is not None:
+                self._emptied.set()
             return
         if self.cut_code and len(self.cards) == self.cut_at:
             self._line(self.cut_code)

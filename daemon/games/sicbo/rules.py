@@ -46,7 +46,7 @@ def problem(faces: Sequence[object]) -> str | None:
     """Why ``faces`` is not a valid throw (exactly three integers 1–6), or None.
 
     A shaker's camera can miss a die or misread one; such a claim is never a
-    result (``shared/protocols/card-readers-shufflers-dice.md``: a result that is
+    result (``docs/protocols/sources.md``: a result that is
     not exactly three dice 1–6 is rejected).
     """
     if len(faces) != DICE:

@@ -59,7 +59,7 @@ R_RESHAKE = (
 R_RESHAKES = "ours: seed 002 sets no limit on re-shakes; past max_reshakes a supervisor decides"
 R_INVALID = (
     "a result that is not exactly three dice 1–6 is rejected, never published "
-    "(shared/protocols/card-readers-shufflers-dice.md)"
+    "(docs/protocols/sources.md)"
 )
 R_EXPOSED = "ours, after seed 004 §4: a throw seen while betting is open voids the round"
 R_FAULT = "ours: a shaker fault latches until a technician clears it"

@@ -2,7 +2,7 @@
 
 Burn, demonstration hands, cut card, shoe change, continuous shuffling, and
 the dealer-error procedures of the house rules, each citing its seed
-(``../shared/RULES.md``; ``docs/procedures.md``). What a hand is — which box
+(``docs/rules.md``; ``docs/procedures.md``). What a hand is — which box
 is due the next card and what the result is — comes from a
 :class:`HandRules` plug, so Baccarat and Dragon Tiger share every procedure.
 

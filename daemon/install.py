@@ -1,0 +1,390 @@
+"""``tabled-setup``: install a table on a Debian/Ubuntu PC from the installed package, or remove it.
+
+What a distribution package's maintainer scripts would do, as one command a
+technician runs as root: the service user and groups (sysusers.d), ``/etc/tabled``
+with its modes (tmpfiles.d), the table's config, the unit with ``ExecStart=`` at
+*this* installation's ``tabled``, the udev rules; then the unit is checked with
+``systemd-analyze verify`` and ``tabled@TABLE`` enabled. Every step is printed;
+``--dry-run`` prints the steps and does none. ``--root DIR`` installs into another
+root (an image being built, a test), the way ``systemctl --root`` does; the
+running system's systemd and udev are then left alone.
+
+``uninstall`` disables the table and removes its config; the shared files (unit,
+rules, snippets) go with the last table. The journal (``/var/lib/tabled/TABLE``)
+stays — it is the table's record — and so do the ``tabled`` user and groups,
+which may still own it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon import shipped
+from daemon.config import ConfigError, load
+
+SYSUSERS = "etc/sysusers.d/tabled.conf"
+TMPFILES = "etc/tmpfiles.d/tabled.conf"
+UNIT = "etc/systemd/system/tabled@.service"
+RULES = "etc/udev/rules.d/99-tabled.rules"
+MAN = "usr/local/share/man/man1"
+CONF_DIR = "etc/tabled"
+STATE_DIR = "var/lib/tabled"
+
+
+class SetupError(Exception):
+    """A step failed or cannot be done; the message says what to do."""
+
+
+@dataclass
+class Step:
+    text: str
+    run: Callable[[], None] | None = None
+
+
+@dataclass
+class Target:
+    root: Path  # "/" for this PC
+    table: str
+
+    @property
+    def offline(self) -> bool:
+        """True when installing into another root, or when systemd is not running here."""
+        return self.root != Path("/") or not Path("/run/systemd/system").is_dir()
+
+    def at(self, rel: str) -> Path:
+        return self.root / rel
+
+    def root_args(self) -> list[str]:
+        return [] if self.root == Path("/") else [f"--root={self.root}"]
+
+    @property
+    def instance(self) -> str:
+        return f"tabled@{self.table}.service"
+
+
+def _run(*cmd: str) -> None:
+    exe = shutil.which(cmd[0])
+    if exe is None:
+        raise SetupError(f"{cmd[0]} is not installed (Debian: apt install systemd)")
+    r = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise SetupError(
+            f"{' '.join(cmd)} failed ({r.returncode}): {(r.stderr or r.stdout).strip()}"
+        )
+
+
+def _shown(*words: object) -> str:
+    return " ".join(str(w) for w in words)
+
+
+def _write(dest: Path, text: str, mode: int) -> Callable[[], None]:
+    def do() -> None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.new")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.chmod(mode)
+        tmp.replace(dest)
+
+    return do
+
+
+def _remove(p: Path) -> Callable[[], None]:
+    return lambda: p.unlink(missing_ok=True)
+
+
+def tabled_binary() -> Path:
+    """The ``tabled`` console script of the environment this command runs from."""
+    exe = Path(sys.executable).parent / "tabled"
+    if not exe.is_file():
+        raise SetupError(f"{exe} not found: run tabled-setup from the venv tabled is installed in")
+    return exe
+
+
+def unit_text(exec_start: Path) -> str:
+    """The shipped unit with ``ExecStart=`` pointing at this installation."""
+    text = shipped.path("systemd", "tabled@.service").read_text(encoding="utf-8")
+    new, n = re.subn(
+        r"^ExecStart=\S+", f"ExecStart={exec_start}", text, count=1, flags=re.MULTILINE
+    )
+    if n != 1:
+        raise SetupError("the shipped tabled@.service has no ExecStart= line")
+    return new
+
+
+def check_config(table: str, config: Path) -> str:
+    """The config's text, once it loads the way the unit will load it."""
+    env = {
+        "TABLED_STATE_DIR": f"/{STATE_DIR}/{table}",
+        "TABLED_RUNTIME_DIR": f"/run/tabled/{table}",
+    }
+    try:
+        settings = load(config, env=env)
+    except ConfigError as e:
+        raise SetupError(f"{len(e.problems)} problem(s) in {e.path}:\n{e}") from None
+    if settings.table != table:
+        raise SetupError(
+            f"{config}: [table] id is {settings.table!r} but --table is {table!r}; they must "
+            f"match: the unit tabled@{table} reads /etc/tabled/{table}.toml and keeps its "
+            f"journal in /var/lib/tabled/{table}"
+        )
+    return config.read_text(encoding="utf-8")
+
+
+def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
+    text = check_config(t.table, config)
+    unit = unit_text(tabled_binary())
+    ra = t.root_args()
+    steps = [
+        Step(f"validated {config} (table {t.table})"),
+        Step(
+            f"write {t.at(SYSUSERS)} (user tabled, device groups)",
+            _write(
+                t.at(SYSUSERS), shipped.path("systemd", "tabled.sysusers.conf").read_text(), 0o644
+            ),
+        ),
+        Step(
+            "create the users and groups: " + _shown("systemd-sysusers", *ra, t.at(SYSUSERS)),
+            lambda: _run("systemd-sysusers", *ra, str(t.at(SYSUSERS))),
+        ),
+        Step(
+            f"write {t.at(TMPFILES)} (/etc/tabled 0750 root:tabled, configs 0640)",
+            _write(
+                t.at(TMPFILES), shipped.path("systemd", "tabled.tmpfiles.conf").read_text(), 0o644
+            ),
+        ),
+        Step(
+            f"install the config as {t.at(CONF_DIR)}/{t.table}.toml",
+            _write(t.at(f"{CONF_DIR}/{t.table}.toml"), text, 0o640),
+        ),
+        Step(
+            "apply the modes: " + _shown("systemd-tmpfiles --create", *ra, t.at(TMPFILES)),
+            lambda: _run("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
+        ),
+        Step(f"write {t.at(UNIT)} (ExecStart={tabled_binary()})", _write(t.at(UNIT), unit, 0o644)),
+        _rules_step(t),
+        Step(
+            f"write the man pages {t.at(MAN)}/tablectl.1 and tabled-setup.1 (from the parsers)",
+            _write_man(t),
+        ),
+    ]
+    if not t.offline:
+        steps += [
+            Step("systemctl daemon-reload", lambda: _run("systemctl", "daemon-reload")),
+            Step("udevadm control --reload-rules", _udev_reload),
+        ]
+    if shutil.which("systemd-analyze"):
+        steps.append(
+            Step(
+                "check the unit: " + _shown("systemd-analyze", *ra, "verify", t.instance),
+                lambda: _verify(t),
+            )
+        )
+    now = ["--now"] if start and not t.offline else []
+    steps.append(
+        Step(
+            f"systemctl {' '.join([*ra, 'enable', *now, t.instance])}",
+            lambda: _run("systemctl", *ra, "enable", *now, t.instance),
+        )
+    )
+    return steps
+
+
+def _rules_step(t: Target) -> Step:
+    """The udev rules are edited per table PC: an edited file is kept, like a conffile."""
+    rules = shipped.path("systemd", "99-tabled.rules").read_text()
+    dest = t.at(RULES)
+    if dest.exists() and dest.read_text() != rules:
+        dist = dest.with_name(dest.name + ".dist")
+        return Step(
+            f"keep the edited {dest}; this release's example goes to {dist} (udev ignores it)",
+            _write(dist, rules, 0o644),
+        )
+    return Step(
+        f"write {dest} (device symlinks and groups; edit it for this PC)",
+        _write(dest, rules, 0o644),
+    )
+
+
+def _write_man(t: Target) -> Callable[[], None]:
+    def do() -> None:
+        from daemon.cli import parser as tablectl_parser
+        from daemon.tools.shell import man_page
+
+        for name, p in (("tablectl", tablectl_parser()), ("tabled-setup", build_parser())):
+            _write(t.at(f"{MAN}/{name}.1"), man_page(p), 0o644)()
+
+    return do
+
+
+def _udev_reload() -> None:
+    if shutil.which("udevadm") and Path("/run/udev/control").exists():
+        _run("udevadm", "control", "--reload-rules")
+
+
+def _verify(t: Target) -> None:
+    exe = shutil.which("systemd-analyze")
+    assert exe is not None
+    r = subprocess.run(
+        [exe, *t.root_args(), "verify", t.instance],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SYSTEMD_PAGER": "", "SYSTEMD_COLORS": "0"},
+    )
+    ours = [x for x in (r.stdout + r.stderr).splitlines() if "tabled@" in x]
+    if r.returncode != 0 or ours:
+        raise SetupError("systemd-analyze verify: " + ("\n".join(ours) or r.stderr.strip()))
+
+
+def uninstall_steps(t: Target) -> list[Step]:
+    conf = t.at(f"{CONF_DIR}/{t.table}.toml")
+    ra = t.root_args()
+    now = [] if t.offline else ["--now"]
+    steps = [
+        Step(
+            f"systemctl {' '.join([*ra, 'disable', *now, t.instance])}",
+            lambda: _run("systemctl", *ra, "disable", *now, t.instance),
+        ),
+        Step(f"remove {conf}", _remove(conf)),
+    ]
+    others = sorted(p.stem for p in t.at(CONF_DIR).glob("*.toml") if p != conf)
+    if others:
+        steps.append(
+            Step(f"keep the unit, rules and snippets: other tables use them ({', '.join(others)})")
+        )
+    else:
+        for rel in (
+            UNIT,
+            RULES,
+            RULES + ".dist",
+            TMPFILES,
+            SYSUSERS,
+            f"{MAN}/tablectl.1",
+            f"{MAN}/tabled-setup.1",
+        ):
+            steps.append(Step(f"remove {t.at(rel)}", _remove(t.at(rel))))
+        steps.append(Step(f"remove {t.at(CONF_DIR)} if empty", lambda: _rmdir(t.at(CONF_DIR))))
+        if not t.offline:
+            steps.append(
+                Step("systemctl daemon-reload", lambda: _run("systemctl", "daemon-reload"))
+            )
+    steps.append(
+        Step(
+            f"keep {t.at(STATE_DIR)}/{t.table} (the journal) and the tabled user and groups "
+            "(they may own it); remove them by hand if the table's record is no longer needed"
+        )
+    )
+    return steps
+
+
+def _rmdir(p: Path) -> None:
+    try:
+        p.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        pass  # not empty: a file someone put there stays
+
+
+def execute(steps: list[Step], dry_run: bool, out: Callable[[str], None] = print) -> None:
+    for s in steps:
+        if s.run is None:
+            out(f"  {s.text}")
+            continue
+        if dry_run:
+            out(f"  would {s.text}")
+            continue
+        s.run()
+        out(f"  done: {s.text}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tabled-setup",
+        description="Install a table on this PC from the installed tabled package, or remove it.",
+        epilog="example: sudo tabled-setup install --table bac-07 --config bac-07.toml --dry-run",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--table", "-t", required=True, help="the table id (the unit's instance name)"
+    )
+    common.add_argument("--dry-run", "-n", action="store_true", help="print the steps, do nothing")
+    common.add_argument(
+        "--root", default="/", type=Path, help="install into this root directory (default: /)"
+    )
+    i = sub.add_parser(
+        "install",
+        parents=[common],
+        help="install and enable one table",
+        epilog="example: sudo tabled-setup install --table bac-07 --config ./bac-07.toml",
+    )
+    i.add_argument("--config", "-c", required=True, type=Path, help="the table's config file")
+    i.add_argument("--start", action="store_true", help="also start the table now")
+    sub.add_parser(
+        "uninstall",
+        parents=[common],
+        help="disable one table and remove its config (the journal stays)",
+        epilog="example: sudo tabled-setup uninstall --table bac-07",
+    )
+    ex = sub.add_parser(
+        "example",
+        help="list the shipped example configs, or print one",
+        epilog="example: tabled-setup example demo > bac-07.toml",
+    )
+    ex.add_argument("name", nargs="?", help="an example's name (without .toml)")
+    return p
+
+
+def example(name: str | None) -> int:
+    folder = shipped.folder("config")
+    names = sorted(p.stem for p in folder.glob("*.toml"))
+    if name is None:
+        print("\n".join(names))
+        return 0
+    if name not in names:
+        print(f"tabled-setup: no example {name!r}; there are: {', '.join(names)}", file=sys.stderr)
+        return 2
+    sys.stdout.write((folder / f"{name}.toml").read_text(encoding="utf-8"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    if a.command == "example":
+        try:
+            return example(a.name)
+        except BrokenPipeError:  # `| head`
+            sys.stderr.close()
+            return 0
+    t = Target(root=a.root.resolve(), table=a.table)
+    try:
+        if a.command == "install":
+            steps = install_steps(t, a.config, start=a.start)
+        else:
+            steps = uninstall_steps(t)
+        what = "would " + a.command if a.dry_run else a.command
+        print(
+            f"tabled-setup: {what} table {t.table}"
+            + ("" if t.root == Path("/") else f" in {t.root}")
+        )
+        execute(steps, a.dry_run)
+    except SetupError as e:
+        print(f"tabled-setup: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"tabled-setup: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

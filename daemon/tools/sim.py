@@ -1,0 +1,84 @@
+"""``tablectl sim --driver shoe-line``: a device simulator on a pty, to practise without hardware.
+
+gpsfake's role for tabled: it prints the pty's path (or makes ``--link PATH`` point
+at it), and ``tablectl probe``, ``ports`` or a table config (``port = "<path>"``)
+can then open it like a real device. A shoe deals a shuffled 8-deck shoe card by
+card at ``--pace`` seconds, over and over; a simulator that runs by itself (the
+SlingShot 2 wheel) just runs. Ctrl-C or ``--seconds`` ends it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "sim",
+        help="start a device simulator on a pty and print its path (practice without hardware)",
+        epilog="example: tablectl sim --driver shoe-line --link /tmp/shoe --seconds 60",
+    )
+    p.add_argument("--driver", required=True, help="the driver whose device to simulate")
+    p.add_argument("--link", type=Path, help="also make this symlink point at the pty")
+    p.add_argument("--pace", type=float, default=0.5, help="seconds between a shoe's cards")
+    p.add_argument("--seed", type=int, default=1, help="the shuffle's seed")
+    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    p.set_defaults(func=run)
+
+
+def run(a: argparse.Namespace) -> int:
+    from drivers.base import DriverError, driver_class
+
+    try:
+        cls = driver_class(a.driver)
+    except DriverError as e:
+        print(f"tablectl sim: {e}", file=sys.stderr)
+        return 2
+    driver = cls(cls.Options())
+    if driver.transport != "serial":
+        print(
+            f"tablectl sim: {a.driver} is not a serial device ({driver.transport}); "
+            'its simulator runs inside the daemon with port = "sim"',
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        sim = driver.simulator({"seed": a.seed, "pace": a.pace})
+    except (NotImplementedError, ValueError, TypeError) as e:
+        print(f"tablectl sim: {a.driver}: {e}", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(sim, a))
+
+
+async def _serve(sim: Any, a: argparse.Namespace) -> int:
+    from drivers.sim.pty import PtyLink
+
+    link = PtyLink(link=a.link)
+    sim.attach(link)
+    link.opened.set()  # no daemon to say when the port is open: bytes flow from the start
+    print(link.path, flush=True)
+    print(f"# {a.driver} simulator on {link.slave_path}; Ctrl-C ends it", file=sys.stderr)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    tasks = [asyncio.create_task(sim.run())]
+    if hasattr(sim, "free_run"):  # a shoe follows a table; alone it deals shoe after shoe
+        tasks.append(asyncio.create_task(sim.free_run()))
+    try:
+        await asyncio.wait_for(stop.wait(), a.seconds)
+    except TimeoutError:
+        pass
+    for t in tasks:
+        t.cancel()
+    for t in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await t
+    link.close()
+    return 0

@@ -1,0 +1,18 @@
+"""Only what pyproject.toml cannot say: the repository's config/ and systemd/ go into the
+wheel as package data under daemon/data/ (daemon/shipped.py finds them there), beside the
+daemon's packages, the bridge, and tabled_client (client/, also its own distribution)."""
+
+from setuptools import find_packages, setup
+
+DATA = {"daemon.data.config": "config", "daemon.data.systemd": "systemd"}
+CLIENT = find_packages(where="client", include=["tabled_client*"])
+
+setup(
+    packages=find_packages(include=["daemon*", "drivers*", "bridge*"]) + CLIENT + list(DATA),
+    package_dir={**DATA, **{p: "client/" + p.replace(".", "/") for p in CLIENT}},
+    package_data={
+        "": ["*.toml"],
+        "daemon.data.systemd": ["*.service", "*.rules", "*.conf"],
+        "tabled_client": ["events.schema.json"],
+    },
+)
