@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import structlog
 
-from daemon.cards import DECK
 from drivers.card_codes import encode
+from drivers.cards import DECK
 from drivers.sim.faults import FaultQueue
 
 log = structlog.get_logger("sim.shoe")
