@@ -29,6 +29,7 @@ import msgspec
 
 from drivers.base import Driver, LineFramer, Protocol, SerialDefaults
 from drivers.readings import (
+    DOUBLE_ZERO,
     BonusValue,
     DeviceReply,
     GameEvent,
@@ -125,8 +126,6 @@ FAULT_CODES: dict[int, str] = {
 }
 #: Mercury protocol levels, set per port with ``*m`` [int].
 Level = Literal["basic", "advanced", "extended"]
-#: how 00 of a double-zero wheel is represented in readings [ours].
-DOUBLE_ZERO = 37
 
 #: a status field ``dir``: 0 clockwise, 1 anticlockwise [dev].
 _DIRECTIONS = {"0": "clockwise", "1": "anticlockwise"}
