@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -764,12 +764,6 @@ class SS2Driver(Driver):
         assert isinstance(o, SS2Options)
         return (o.poll_interval, poll()) if o.status_mode == "poll" else None
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        """A SlingShot 2 on a pty (``drivers/sim/wheel.py``), for ``port = "sim"``."""
-        from drivers.sim.wheel import WheelSimulator
-
-        assert isinstance(self.options, SS2Options)
-        return WheelSimulator.from_options(self.options, options)
 
     def reports_ball_revolutions(self) -> str | None:
         """Why this wheel cannot inform ``min_ball_revolutions`` (None: it can)."""

@@ -220,3 +220,8 @@ class ShoeSimulator:
         self.cards = cards  # dealt from the end: pop()
         self.cut_at = cut_card
         self.sent = 0
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> ShoeSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return ShoeSimulator.from_options(driver_options, sim)
