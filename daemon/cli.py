@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import os
 import sys
 import time
@@ -18,28 +17,17 @@ from typing import Any
 
 import msgspec
 
-from daemon.config import ConfigError, Settings, effective, load
-
-EXIT_OK, EXIT_ATTENTION, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-
-
-def _default_config() -> str:
-    env = os.environ.get("TABLED_CONFIG")
-    if env:
-        return env
-    etc = sorted(Path("/etc/tabled").glob("*.toml")) if Path("/etc/tabled").is_dir() else []
-    if len(etc) == 1:
-        return str(etc[0])
-    return "config/demo.toml"
-
-
-def _settings(a: argparse.Namespace) -> Settings:
-    return load(a.config or _default_config())
-
-
-def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
+from daemon.config import ConfigError, effective, load
+from daemon.ctl import (
+    EXIT_ATTENTION,
+    EXIT_OK,
+    EXIT_USAGE,
+    call,
+    default_config,
+    follower,
+    print_json,
+    settings,
+)
 
 # -- config -----------------------------------------------------------------------------------
 
@@ -51,7 +39,7 @@ def cmd_config_check(a: argparse.Namespace) -> int:
         print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
-    _print_json(effective(s))
+    print_json(effective(s))
     return EXIT_OK
 
 
@@ -61,7 +49,7 @@ def cmd_config_check(a: argparse.Namespace) -> int:
 def _journal_path(a: argparse.Namespace) -> Path:
     if getattr(a, "journal", None):
         return Path(a.journal)
-    return _settings(a).journal_path
+    return settings(a).journal_path
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
@@ -93,11 +81,11 @@ def _describer(a: argparse.Namespace) -> Any:
     """The reading of the journal's game: ``--game``, else the config's."""
     from daemon import games
 
-    name = getattr(a, "game", None) or _settings(a).config.table.game
+    name = getattr(a, "game", None) or settings(a).config.table.game
     cls = games.find(name)
     if cls is None:
         known = ", ".join(games.names()) or "none installed"
-        raise ConfigError(Path(a.config or _default_config()), [f"unknown game {name!r} ({known})"])
+        raise ConfigError(Path(a.config or default_config()), [f"unknown game {name!r} ({known})"])
     return cls.describe
 
 
@@ -146,7 +134,7 @@ def cmd_recall(a: argparse.Namespace) -> int:
             played.append(cur)
             cur = {"events": []}
     if a.json:
-        _print_json(played)
+        print_json(played)
         return EXIT_OK
     for g in played:
         print(_game_text(g, describe))
@@ -166,74 +154,8 @@ def _game_text(g: dict[str, Any], describe: Any) -> str:
 # -- talking to the daemon -------------------------------------------------------------------------
 
 
-def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
-    from daemon.control import ControlClient, ControlError, DaemonUnreachable
-    from daemon.security import SecurityError, client_curve
-
-    s = _settings(a)
-    try:  # CURVE keys when the control endpoint is tcp with [security]; else None
-        curve = client_curve(s, getattr(a, "key", None))
-    except SecurityError as e:
-        print(f"tablectl: {e}", file=sys.stderr)
-        return EXIT_USAGE, None
-    client = ControlClient(_endpoint(s, a.role), timeout=a.timeout, actor=a.actor, curve=curve)
-    try:
-        return EXIT_OK, client.call(cmd, **args)
-    except DaemonUnreachable as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_UNREACHABLE, None
-    except ControlError as e:
-        print(f"refused: {e}", file=sys.stderr)
-        return EXIT_ATTENTION, None
-    finally:
-        client.close()
-
-
-ROLE_ORDER = ("supervisor", "technician", "dealer", "viewer")
-
-
-def _endpoint(s: Settings, role: str | None) -> str:
-    """The control socket to use: the asked role's, else the first role socket this user may open."""
-    if role is not None:
-        if role not in s.role_endpoints:
-            have = ", ".join(s.role_endpoints) or "none (one socket for all)"
-            raise ConfigError(
-                s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"]
-            )
-        return s.role_endpoints[role]
-    for r in ROLE_ORDER:
-        ep = s.role_endpoints.get(r)
-        if ep is not None and os.access(ep[6:], os.R_OK | os.W_OK):
-            return ep
-    return s.control_endpoint
-
-
-def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
-    """This user's CURVE keys for the table's bus when the bus is CURVE-protected, else None."""
-    from daemon.security import follower_curve, resolve
-
-    sec = s.config.security
-    if sec.server_key is None:
-        return None
-    given = getattr(a, "key", None) or os.environ.get("TABLECTL_KEY")
-    if given:
-        return follower_curve(s, Path(given).expanduser())
-    if sec.client_key:
-        return follower_curve(s, resolve(Path(s.source).resolve().parent, sec.client_key))
-    raise ConfigError(
-        s.source,
-        ["the bus is CURVE-protected: pass --key PATH.key_secret (or security.client_key)"],
-    )
-
-
-def follower(a: argparse.Namespace, s: Settings) -> Any:
-    from daemon.subscriber import Follower
-
-    return Follower(s.config.bus.publish, s.config.bus.replay, table=s.table, curve=bus_curve(a, s))
-
-
 def cmd_status(a: argparse.Namespace) -> int:
-    rc, st = _call(a, "status")
+    rc, st = call(a, "status")
     if rc:
         return rc
     attention = (
@@ -242,7 +164,7 @@ def cmd_status(a: argparse.Namespace) -> int:
         or any(d["health"] != "ok" for d in st["devices"])
     )
     if a.json:
-        _print_json(st)
+        print_json(st)
         return EXIT_ATTENTION if attention else EXIT_OK
     g = st.get("state", {})
     print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
@@ -289,12 +211,12 @@ def _devices_table(devs: list[dict[str, Any]]) -> None:
 
 
 def cmd_devices(a: argparse.Namespace) -> int:
-    rc, res = _call(a, "devices")
+    rc, res = call(a, "devices")
     if rc:
         return rc
     bad = any(d["health"] != "ok" for d in res["devices"])
     if a.json:
-        _print_json(res)
+        print_json(res)
     else:
         _devices_table(res["devices"])
     return EXIT_ATTENTION if bad else EXIT_OK
@@ -302,11 +224,11 @@ def cmd_devices(a: argparse.Namespace) -> int:
 
 def _send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:
     """Send one table command and say what it did."""
-    rc, res = _call(a, cmd, **args)
+    rc, res = call(a, cmd, **args)
     if rc:
         return rc
     if a.json:
-        _print_json(res)
+        print_json(res)
     elif res.get("queued"):
         print(f"queued: {cmd}: {res['note']}")
     elif not res["events"] and res.get("note"):
@@ -333,13 +255,13 @@ def _device_session(
 ) -> int:
     """Send commands through the table (journaled), then show the device's replies from the bus."""
 
-    s = _settings(a)
+    s = settings(a)
     f = follower(a, s)
     try:
         next(f.events(timeout=3.0, heartbeats=True), None)  # live subscription before we ask
         start = None
         for text in commands:
-            rc, res = _call(a, "device.command", device=device, command=text)
+            rc, res = call(a, "device.command", device=device, command=text)
             if rc:
                 return rc
             start = res["last_seq"] if start is None else start
@@ -354,7 +276,7 @@ def _device_session(
             if time.monotonic() > deadline or (until is not None and until(replies)):
                 break
         if a.json:
-            _print_json(replies)
+            print_json(replies)
         elif not replies:
             print(f"no reply from {device} within {wait:g} s", file=sys.stderr)
         return EXIT_OK if replies else EXIT_ATTENTION
@@ -487,7 +409,7 @@ def parser() -> argparse.ArgumentParser:
 
     from daemon.tools import doctor, gpio, monitor, ports, trace
 
-    trace.register(sub, _call)
+    trace.register(sub, call)
     monitor.register(sub)
     ports.register(sub)
     doctor.register(sub)

@@ -133,7 +133,7 @@ class _Sink:
 
 
 def run_test(a: argparse.Namespace) -> int:
-    from daemon.cli import _settings
+    from daemon.ctl import settings as _settings
     from drivers.gpio_panel import BUTTONS, SWITCHES, GpioPanelDriver, GpioPanelOptions
 
     s = _settings(a)
