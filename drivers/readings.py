@@ -102,6 +102,16 @@ class WheelStatus(Reading, frozen=True, kw_only=True):
 DOUBLE_ZERO = 37
 
 
+class ButtonPressed(Reading, frozen=True, kw_only=True):
+    """A dealer's button pressed (and held long enough): what it asks the table is the daemon's
+    (``daemon/buttons.py``); ``role`` is the one the panel's options give that button."""
+
+    button: str
+    role: str
+    held: float
+    at: float
+
+
 class WinningNumber(Reading, frozen=True, kw_only=True):
     """A winning number line (the bare ``" 7"`` line or Mercury ``*W nn``); 00 is :data:`DOUBLE_ZERO`."""
 
