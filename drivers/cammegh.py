@@ -764,7 +764,6 @@ class SS2Driver(Driver):
         assert isinstance(o, SS2Options)
         return (o.poll_interval, poll()) if o.status_mode == "poll" else None
 
-
     def reports_ball_revolutions(self) -> str | None:
         """Why this wheel cannot inform ``min_ball_revolutions`` (None: it can)."""
         # vendor SS2 protocol: the status frame is state;spin;win;flags;speed;dir, and no
@@ -819,10 +818,3 @@ class M360Driver(Driver):
         if self.options.level == "extended":
             return None
         return f'reports ball revolutions only at the extended level (it is set to "{self.options.level}")'
-
-    def simulator(self, options: dict[str, Any]) -> Any:
-        """A Mercury 360 on a pty at the configured level (``drivers/sim/m360.py``)."""
-        from drivers.sim.m360 import M360Simulator
-
-        assert isinstance(self.options, M360Options)
-        return M360Simulator.from_options(self.options, options)

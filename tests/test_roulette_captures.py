@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon.games.roulette.wheel import ALLOWED, ALLOWED_M360
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daemon.capture import Capture, Line, load
 from daemon.events import Event
+from daemon.games.roulette.wheel import ALLOWED, ALLOWED_M360
 from daemon.replay import Replayer, replay
 
 HERE = Path(__file__).parent / "captures"

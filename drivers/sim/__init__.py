@@ -13,6 +13,7 @@ from typing import Any
 SIMULATORS: dict[str, str] = {
     "shoe-line": "drivers.sim.shoe:simulate",
     "cammegh-ss2": "drivers.sim.wheel:simulate",
+    "cammegh-m360": "drivers.sim.m360:simulate",
     "hid-scanner": "drivers.sim.hid_scanner:simulate",
     "shuffler-ref": "drivers.sim.shuffler:simulate",
     "dice-ref": "drivers.sim.dice:simulate",
