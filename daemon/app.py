@@ -26,6 +26,7 @@ import zmq.asyncio
 
 from daemon import logs, tables
 from daemon.bus import Bus
+from daemon.buttons import button_submit
 from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
@@ -331,7 +332,7 @@ class Daemon:
                 # submit commands, the shoe switch reads through the runner, the light follows
                 # committed events.
                 panel: Any = driver.panel(  # type: ignore[attr-defined]
-                    self.pipeline.submit,
+                    button_submit(self.pipeline.submit, dc.name),
                     name=dc.name,
                     port=port,
                     sim=dc.sim,

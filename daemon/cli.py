@@ -18,41 +18,17 @@ from typing import Any
 
 import msgspec
 
-from daemon.config import ConfigError, Settings, effective, load
-
-EXIT_OK, EXIT_ATTENTION, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-
-
-def _default_config() -> str:
-    env = os.environ.get("TABLED_CONFIG")
-    if env:
-        return env
-    etc = sorted(Path("/etc/tabled").glob("*.toml")) if Path("/etc/tabled").is_dir() else []
-    if len(etc) == 1:
-        return str(etc[0])
-    return "config/demo.toml"
-
-
-def _settings(a: argparse.Namespace) -> Settings:
-    if getattr(a, "table", None) and not a.config:
-        from daemon import tables  # the config if readable, else the daemon's note in /run/tabled
-
-        return tables.settings_for(a.table)
-    path = a.config or _default_config()
-    if path == "config/demo.toml" and not Path(path).exists():
-        from daemon import tables
-
-        running = [t["table"] for t in tables.tables() if t.get("running")]
-        if len(running) == 1:
-            return tables.settings_for(running[0])
-        raise ConfigError(
-            path,
-            [
-                "no table given: pass -t TABLE (`tablectl list` shows this PC's tables) "
-                "or --config FILE"
-            ],
-        )
-    return load(path)
+from daemon.config import ConfigError, effective, load
+from daemon.ctl import (
+    EXIT_ATTENTION,
+    EXIT_OK,
+    EXIT_USAGE,
+    call,
+    default_config,
+    follower,
+    print_json,
+    settings,
+)
 
 
 def cmd_list(a: argparse.Namespace) -> int:
@@ -60,7 +36,7 @@ def cmd_list(a: argparse.Namespace) -> int:
 
     rows = tables.tables()
     if a.json:
-        _print_json(rows)
+        print_json(rows)
         return EXIT_OK
     if not rows:
         print(f"no tables on this PC (no {tables.etc_root()}/*.toml, nothing in {tables.run_root()})")
@@ -73,9 +49,6 @@ def cmd_list(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
 
 # -- config -----------------------------------------------------------------------------------
 
@@ -85,14 +58,14 @@ def cmd_config_check(a: argparse.Namespace) -> int:
         path = a.file or a.config or (
             str(Path(os.environ.get("TABLED_ETC", "/etc/tabled")) / f"{a.table}.toml")
             if a.table
-            else _default_config()
+            else default_config()
         )
         s = load(path)
     except ConfigError as e:
         print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
-    _print_json(effective(s))
+    print_json(effective(s))
     return EXIT_OK
 
 
@@ -102,7 +75,7 @@ def cmd_config_check(a: argparse.Namespace) -> int:
 def _journal_path(a: argparse.Namespace) -> Path:
     if getattr(a, "journal", None):
         return Path(a.journal)
-    return _settings(a).journal_path
+    return settings(a).journal_path
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
@@ -134,11 +107,11 @@ def _describer(a: argparse.Namespace) -> Any:
     """The reading of the journal's game: ``--game``, else the config's."""
     from daemon import games
 
-    name = getattr(a, "game", None) or _settings(a).config.table.game
+    name = getattr(a, "game", None) or settings(a).config.table.game
     cls = games.find(name)
     if cls is None:
         known = ", ".join(games.names()) or "none installed"
-        raise ConfigError(Path(a.config or _default_config()), [f"unknown game {name!r} ({known})"])
+        raise ConfigError(Path(a.config or default_config()), [f"unknown game {name!r} ({known})"])
     return cls.describe
 
 
@@ -215,7 +188,7 @@ def cmd_recall(a: argparse.Namespace) -> int:
             played.append(cur)
             cur = {"events": []}
     if a.json:
-        _print_json(played)
+        print_json(played)
         return EXIT_OK
     for g in played:
         print(_game_text(g, describe))
@@ -235,108 +208,8 @@ def _game_text(g: dict[str, Any], describe: Any) -> str:
 # -- talking to the daemon -------------------------------------------------------------------------
 
 
-def _call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
-    from daemon.control import ControlClient, ControlError, DaemonUnreachable
-    from daemon.security import SecurityError, client_curve
-
-    s = _settings(a)
-    try:  # CURVE keys when the control endpoint is tcp with [security]; else None
-        curve = client_curve(s, getattr(a, "key", None))
-    except SecurityError as e:
-        print(f"tablectl: {e}", file=sys.stderr)
-        return EXIT_USAGE, None
-    role = a.role
-    tech = s.role_endpoints.get("technician", "")
-    if role is None and cmd == "device.command" and os.access(tech[6:], os.R_OK | os.W_OK):
-        role = "technician"  # device commands are a technician's: that socket, if yours
-    client = ControlClient(_endpoint(s, role), timeout=a.timeout, actor=a.actor, curve=curve)
-    try:
-        return EXIT_OK, client.call(cmd, **args)
-    except DaemonUnreachable as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_UNREACHABLE, None
-    except ControlError as e:
-        print(f"refused: {e}", file=sys.stderr)
-        return EXIT_ATTENTION, None
-    finally:
-        client.close()
-
-
-ROLE_ORDER = ("supervisor", "technician", "dealer", "viewer")
-
-
-def _endpoint(s: Settings, role: str | None) -> str:
-    """The control socket to use: the asked role's, else the first role socket this user may open."""
-    if role is not None:
-        if role not in s.role_endpoints:
-            have = ", ".join(s.role_endpoints) or "none (one socket for all)"
-            raise ConfigError(
-                s.source, [f"--role {role}: this table has no {role} socket (roles: {have})"]
-            )
-        return _openable(s, s.role_endpoints[role])
-    for r in ROLE_ORDER:
-        ep = s.role_endpoints.get(r)
-        if ep is not None and os.access(ep[6:], os.R_OK | os.W_OK):
-            return ep
-    return _openable(s, s.control_endpoint)
-
-
-def _unreachable(source: str, problems: list[str]) -> ConfigError:
-    e = ConfigError(source, problems)
-    e.unreachable = True  # type: ignore[attr-defined]  # exit 3, as for a daemon not running
-    return e
-
-
-def _openable(s: Settings, endpoint: str) -> str:
-    """An ipc socket this user may not open is refused here, saying why (not a time-out)."""
-    if not endpoint.startswith("ipc://"):
-        return endpoint
-    path = endpoint[6:]
-    if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
-        import grp
-
-        try:
-            group = grp.getgrgid(os.stat(path).st_gid).gr_name
-        except (KeyError, OSError):
-            group = "its group"
-        mine = [r for r, ep in s.role_endpoints.items() if os.access(ep[6:], os.R_OK | os.W_OK)]
-        raise _unreachable(
-            s.source,
-            [
-                f"you may not open {path} (group {group} only)"
-                + (f"; yours: --role {' or '.join(mine)}" if mine else "")
-                + f": to reach it, a member of group {group} (usermod -aG {group} USER)"
-            ],
-        )
-    return endpoint
-
-
-def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
-    """This user's CURVE keys for the table's bus when the bus is CURVE-protected, else None."""
-    from daemon.security import follower_curve, resolve
-
-    sec = s.config.security
-    if sec.server_key is None:
-        return None
-    given = getattr(a, "key", None) or os.environ.get("TABLECTL_KEY")
-    if given:
-        return follower_curve(s, Path(given).expanduser())
-    if sec.client_key:
-        return follower_curve(s, resolve(Path(s.source).resolve().parent, sec.client_key))
-    raise ConfigError(
-        s.source,
-        ["the bus is CURVE-protected: pass --key PATH.key_secret (or security.client_key)"],
-    )
-
-
-def follower(a: argparse.Namespace, s: Settings) -> Any:
-    from daemon.subscriber import Follower
-
-    return Follower(s.config.bus.publish, s.config.bus.replay, table=s.table, curve=bus_curve(a, s))
-
-
 def cmd_status(a: argparse.Namespace) -> int:
-    rc, st = _call(a, "status")
+    rc, st = call(a, "status")
     if rc:
         return rc
     attention = (
@@ -345,7 +218,7 @@ def cmd_status(a: argparse.Namespace) -> int:
         or any(d["health"] != "ok" for d in st["devices"])
     )
     if a.json:
-        _print_json(st)
+        print_json(st)
         return EXIT_ATTENTION if attention else EXIT_OK
     g = st.get("state", {})
     print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
@@ -394,12 +267,12 @@ def _devices_table(devs: list[dict[str, Any]]) -> None:
 
 
 def cmd_devices(a: argparse.Namespace) -> int:
-    rc, res = _call(a, "devices")
+    rc, res = call(a, "devices")
     if rc:
         return rc
     bad = any(d["health"] != "ok" for d in res["devices"])
     if a.json:
-        _print_json(res)
+        print_json(res)
     else:
         _devices_table(res["devices"])
     return EXIT_ATTENTION if bad else EXIT_OK
@@ -407,11 +280,11 @@ def cmd_devices(a: argparse.Namespace) -> int:
 
 def _send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:
     """Send one table command and say what it did."""
-    rc, res = _call(a, cmd, **args)
+    rc, res = call(a, cmd, **args)
     if rc:
         return rc
     if a.json:
-        _print_json(res)
+        print_json(res)
     elif res.get("queued"):
         print(f"queued: {cmd}: {res['note']}")
     elif not res["events"] and res.get("note"):
@@ -438,13 +311,13 @@ def _device_session(
 ) -> int:
     """Send commands through the table (journaled), then show the device's replies from the bus."""
 
-    s = _settings(a)
+    s = settings(a)
     f = follower(a, s)
     try:
         next(f.events(timeout=3.0, heartbeats=True), None)  # live subscription before we ask
         start = None
         for text in commands:
-            rc, res = _call(a, "device.command", device=device, command=text)
+            rc, res = call(a, "device.command", device=device, command=text)
             if rc:
                 return rc
             start = res["last_seq"] if start is None else start
@@ -459,7 +332,7 @@ def _device_session(
             if time.monotonic() > deadline or (until is not None and until(replies)):
                 break
         if a.json:
-            _print_json(replies)
+            print_json(replies)
         elif not replies:
             print(f"no reply from {device} within {wait:g} s", file=sys.stderr)
         return EXIT_OK if replies else EXIT_ATTENTION
@@ -648,7 +521,7 @@ def parser() -> argparse.ArgumentParser:
 
     from daemon.tools import doctor, gpio, monitor, ports, sim, trace
 
-    trace.register(sub, _call)
+    trace.register(sub, call)
     monitor.register(sub)
     ports.register(sub)
     doctor.register(sub)

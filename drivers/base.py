@@ -157,8 +157,10 @@ class Driver(abc.ABC):
         return None
 
     def simulator(self, options: dict[str, Any]) -> Any:
-        """A simulator speaking this protocol on a pty, for ``port = "sim"``."""
-        raise NotImplementedError(f"driver {self.name!r} has no simulator")
+        """A simulator speaking this protocol on a pty, for ``port = "sim"`` (``drivers/sim/``)."""
+        from drivers.sim import simulator_for
+
+        return simulator_for(self.name, self.options, options)
 
 
 class DriverError(Exception):

@@ -23,12 +23,13 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from drivers.base import Driver, LineFramer, Protocol, SerialDefaults
 from drivers.readings import (
+    DOUBLE_ZERO,
     BonusValue,
     DeviceReply,
     GameEvent,
@@ -125,8 +126,6 @@ FAULT_CODES: dict[int, str] = {
 }
 #: Mercury protocol levels, set per port with ``*m`` [int].
 Level = Literal["basic", "advanced", "extended"]
-#: how 00 of a double-zero wheel is represented in readings [ours].
-DOUBLE_ZERO = 37
 
 #: a status field ``dir``: 0 clockwise, 1 anticlockwise [dev].
 _DIRECTIONS = {"0": "clockwise", "1": "anticlockwise"}
@@ -765,13 +764,6 @@ class SS2Driver(Driver):
         assert isinstance(o, SS2Options)
         return (o.poll_interval, poll()) if o.status_mode == "poll" else None
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        """A SlingShot 2 on a pty (``drivers/sim/wheel.py``), for ``port = "sim"``."""
-        from drivers.sim.wheel import WheelSimulator
-
-        assert isinstance(self.options, SS2Options)
-        return WheelSimulator.from_options(self.options, options)
-
     def reports_ball_revolutions(self) -> str | None:
         """Why this wheel cannot inform ``min_ball_revolutions`` (None: it can)."""
         # vendor SS2 protocol: the status frame is state;spin;win;flags;speed;dir, and no
@@ -826,10 +818,3 @@ class M360Driver(Driver):
         if self.options.level == "extended":
             return None
         return f'reports ball revolutions only at the extended level (it is set to "{self.options.level}")'
-
-    def simulator(self, options: dict[str, Any]) -> Any:
-        """A Mercury 360 on a pty at the configured level (``drivers/sim/m360.py``)."""
-        from drivers.sim.m360 import M360Simulator
-
-        assert isinstance(self.options, M360Options)
-        return M360Simulator.from_options(self.options, options)

@@ -17,7 +17,7 @@ from typing import Annotated, Final, Literal
 
 import msgspec
 
-from daemon.cards import RANKS, SUITS
+from drivers.cards import RANKS, SUITS
 
 Encoding = Literal["rank-suit", "suit-rank", "boxed"]
 ENCODINGS: Final[tuple[str, ...]] = ("rank-suit", "suit-rank", "boxed")

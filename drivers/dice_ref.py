@@ -21,7 +21,7 @@ checksum, bad trailer, wrong field count) is ``Malformed``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 import msgspec
 
@@ -365,7 +365,3 @@ class DiceRefDriver(Driver):
             return None
         return self.options.poll_interval, STATUS
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        from drivers.sim.dice import DiceSimulator
-
-        return DiceSimulator.from_options(options)

@@ -18,8 +18,8 @@ Three parts, two of them pure:
 * :class:`GpioPanel` — the runtime, the daemon's "transport" for a ``gpio``
   driver: it opens gpiozero devices on the configured pins, hands their
   edges (which arrive on gpiozero's threads) to the loop with
-  ``call_soon_threadsafe``, turns presses into table :class:`Command`\\ s with
-  source ``button`` (exactly what a control command is), turns the shoe
+  ``call_soon_threadsafe``, turns presses into :class:`ButtonPressed` readings
+  (the daemon makes each a table command with source ``button``: ``daemon/buttons.py``), turns the shoe
   switch into ``ShoeRemoved``/``ShoeInserted`` readings through the device
   runner, drives the light from committed events, and reopens with backoff
   after a failure.
@@ -48,9 +48,15 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 import msgspec
 import structlog
 
-from daemon.table import Command
 from drivers.base import Driver, LineFramer, Protocol
-from drivers.readings import Malformed, Reading, ShoeInserted, ShoeRemoved, Unknown
+from drivers.readings import (
+    ButtonPressed,
+    Malformed,
+    Reading,
+    ShoeInserted,
+    ShoeRemoved,
+    Unknown,
+)
 
 log = structlog.get_logger("gpio-panel")
 
@@ -59,13 +65,8 @@ Role = Literal["viewer", "dealer", "supervisor", "technician"]
 LightMode = Literal["off", "on", "blink"]
 
 #: button option → (table command, its arguments); the role comes from the options.
-BUTTONS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
-    "close_betting": ("betting.close", {}),
-    "cut_card": ("shoe.cut-card", {}),
-    "card_exposed": ("card.exposed", {}),
-    "request_void": ("hand.void", {"reason": "void button on the dealer's panel"}),
-    "new_shoe": ("shoe.new", {}),
-}
+#: the dealer's buttons; what each asks the table is the daemon's (``daemon/buttons.py``)
+BUTTONS: Final = ("close_betting", "cut_card", "card_exposed", "request_void", "new_shoe")
 LIGHTS: Final = ("green", "red", "amber")
 #: inputs that are not buttons: the shoe switch and the panel's cable sense line.
 SWITCHES: Final = ("shoe_present", "panel_sense")
@@ -412,7 +413,7 @@ class GpioPanel:
 
     ``sink`` is the device's runner (``on_connected`` / ``on_data`` /
     ``on_disconnected``): health and the shoe switch go through it like any
-    device's. Buttons go to ``submit`` as :class:`~daemon.table.Command`\\ s,
+    device's. Buttons go to ``submit`` as :class:`~drivers.readings.ButtonPressed` readings,
     like a control command. ``on_events`` (a pipeline listener) and
     ``refresh(state)`` drive the light from the committed table state.
     """
@@ -791,13 +792,12 @@ class GpioPanel:
         self._tell(PanelEvent("press", inp.name, x.at, held=x.at - x.since, edges=x.edges))
         if self.plugged is False or self.submit is None:
             return
-        command, args = BUTTONS[inp.name]
         role = self.o.void_role if inp.name == "request_void" else self.o.role
-        cmd = Command(command, dict(args), self.name, role, source="button", mono=x.at)
+        press = ButtonPressed(button=inp.name, role=role, held=x.at - x.since, at=x.at)
         self.counters.commands += 1
-        self.last_command = {"button": inp.name, "command": command, "role": role, "result": None}
-        self._log.info("button", button=inp.name, command=command, role=role)
-        fut = self.submit(cmd, reply=True)
+        self.last_command = {"button": inp.name, "role": role, "result": None}
+        self._log.info("button", button=inp.name, role=role)
+        fut = self.submit(press, reply=True)
         if isinstance(fut, asyncio.Future):
             fut.add_done_callback(functools.partial(self._replied, dict(self.last_command)))
 
@@ -815,7 +815,7 @@ class GpioPanel:
         if refused is not None:
             self.counters.refused += 1
             self._log.warning(
-                "button refused", button=record["button"], command=record["command"], reason=refused
+                "button refused", button=record["button"], reason=refused
             )
         self.last_command = record
 

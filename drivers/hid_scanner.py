@@ -225,13 +225,6 @@ class HidScannerDriver(Driver):
         assert isinstance(self.options, HidScannerOptions)
         return HidKeyboardProtocol(self.options)
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        """A scanner and its dealer behind a fake pyusb backend (``drivers/sim/hid_scanner.py``),
-        for ``port = "sim"``: pass its ``backend`` to :meth:`usb_transport`."""
-        from drivers.sim.hid_scanner import ScannerSimulator
-
-        assert isinstance(self.options, HidScannerOptions)
-        return ScannerSimulator.from_options(self.options, options)
 
     def usb_transport(
         self,

@@ -108,8 +108,23 @@ class WheelStatus(Reading, frozen=True, kw_only=True):
     extended_flags: int | None = None
 
 
+#: how 00 of a double-zero wheel is carried in a :class:`WinningNumber` (and a status's
+#: number) [ours]: every wheel driver says 00 this way, and the roulette rules read it so.
+DOUBLE_ZERO = 37
+
+
+class ButtonPressed(Reading, frozen=True, kw_only=True):
+    """A dealer's button pressed (and held long enough): what it asks the table is the daemon's
+    (``daemon/buttons.py``); ``role`` is the one the panel's options give that button."""
+
+    button: str
+    role: str
+    held: float
+    at: float
+
+
 class WinningNumber(Reading, frozen=True, kw_only=True):
-    """A winning number line (the bare ``" 7"`` line or Mercury ``*W nn``)."""
+    """A winning number line (the bare ``" 7"`` line or Mercury ``*W nn``); 00 is :data:`DOUBLE_ZERO`."""
 
     number: int
 

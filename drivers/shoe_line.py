@@ -10,8 +10,6 @@ The protocol page is ``docs/protocols/shoe-line.md``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from drivers.base import Driver, LineFramer, Protocol
 from drivers.card_codes import CardCodeOptions, RepeatFilter, decode
 from drivers.readings import (
@@ -107,8 +105,3 @@ class ShoeLineDriver(Driver):
         assert isinstance(self.options, ShoeLineOptions)
         return ShoeLineProtocol(self.options)
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        from drivers.sim.shoe import ShoeSimulator
-
-        assert isinstance(self.options, ShoeLineOptions)
-        return ShoeSimulator.from_options(self.options, options)

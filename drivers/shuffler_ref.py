@@ -31,7 +31,7 @@ Making a vendor driver from this module (one module, one entry point):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 import msgspec
 
@@ -452,7 +452,3 @@ class ShufflerRefDriver(Driver):
             return None
         return self.options.poll_interval, STATUS
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        from drivers.sim.shuffler import ShufflerSimulator
-
-        return ShufflerSimulator.from_options(options)

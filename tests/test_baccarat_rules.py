@@ -20,7 +20,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.cards import DECK, RANKS, CardError
 from daemon.games.baccarat.rules import (
     HandResult,
     banker_draws,
@@ -30,6 +29,7 @@ from daemon.games.baccarat.rules import (
     player_draws,
     result,
 )
+from drivers.cards import DECK, RANKS, CardError
 
 # --------------------------------------------------------------------------
 # Card values and totals (seed 000/001 art. 5)

@@ -10,8 +10,8 @@ from fractions import Fraction
 
 import pytest
 
-from daemon.cards import DECK, CardError
 from daemon.games.dragon_tiger.rules import DragonTigerResult, result
+from drivers.cards import DECK, CardError
 
 
 @pytest.mark.parametrize(

@@ -381,8 +381,10 @@ class Rig:
         await self.pipeline.started({"version": "0.1.0", "pid": 1, "recovered_seq": 0})
         driver = GpioPanelDriver(msgspec.convert(options or OPTIONS, GpioPanelOptions))
         self.runner = self.DeviceRunner("panel", driver, self.pipeline.submit)
+        from daemon.buttons import button_submit
+
         self.panel = driver.panel(
-            self.pipeline.submit,
+            button_submit(self.pipeline.submit, "panel"),
             name="panel",
             state=lambda: self.pipeline.state,
             summary=self.table.game.summary,
@@ -934,3 +936,11 @@ def test_the_daemon_runs_a_panel_on_gpiozeros_mock_factory(tmp_path):
         assert d.stop() == 0
     finally:
         d.close()
+
+
+def test_every_button_asks_the_table_something():
+    """The panel's buttons (driver side) and what each asks (daemon side) stay in step."""
+    from daemon.buttons import BUTTON_COMMANDS
+    from drivers.gpio_panel import BUTTONS
+
+    assert set(BUTTON_COMMANDS) == set(BUTTONS)

@@ -32,9 +32,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runner_inputs import Inputs
 
-from daemon.cards import DECK
 from daemon.devices import DeviceRunner
 from drivers.card_codes import encode
+from drivers.cards import DECK
 from drivers.hid_scanner import (
     HidKeyboardProtocol,
     HidScannerDriver,

@@ -29,11 +29,11 @@ import usb.util
 from daemon_harness import Daemon, endpoints, write_config
 from runner_inputs import Inputs
 
-from daemon.cards import DECK
 from daemon.config import ConfigError, load
 from daemon.devices import DeviceRunner
 from daemon.subscriber import Follower
 from drivers.card_codes import ENCODINGS, encode
+from drivers.cards import DECK
 from drivers.hid_scanner import HidKeyboardProtocol, HidScannerDriver, HidScannerOptions
 from drivers.readings import CardDrawn, CardUnreadable, CutCardOut, Malformed
 from drivers.sim.hid_scanner import (

@@ -17,9 +17,9 @@ from table_harness import ShoeHarness, TableHarness, of, types
 
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.games.dragon_tiger.table import DragonTigerTable
+from daemon.games.roulette.table import RouletteGame, RouletteRules
 from daemon.games.sicbo.table import SicBoGame, SicBoRules
 from daemon.procedures.shoe import ShoeRules
-from daemon.procedures.spin import RouletteGame, RouletteRules
 from daemon.table import DeviceReading
 from drivers.dice_readings import DiceResult, DiceShaking
 from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule, rule_for

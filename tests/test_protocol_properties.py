@@ -46,11 +46,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon.cards import DECK
 from drivers import dice_ref, shuffler_ref
 from drivers.base import Protocol
 from drivers.cammegh import M360Protocol, SS2Protocol
 from drivers.card_codes import ENCODINGS, encode
+from drivers.cards import DECK
 from drivers.hid_scanner import MAX_CODE, HidKeyboardProtocol, HidScannerOptions, key_char
 from drivers.readings import Malformed, Reading, Unknown
 from drivers.shoe_line import ShoeLineOptions, ShoeLineProtocol, line_reading

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from daemon.capture import Capture, Line, load
 from daemon.events import Event
-from daemon.procedures.spin import ALLOWED, ALLOWED_M360
+from daemon.games.roulette.wheel import ALLOWED, ALLOWED_M360
 from daemon.replay import Replayer, replay
 
 HERE = Path(__file__).parent / "captures"

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from daemon.games.roulette import rules as roulette
-from drivers.cammegh import DOUBLE_ZERO
+from drivers.readings import DOUBLE_ZERO
 
 # Written out by hand from a European layout, not derived from the code under test.
 REDS = [1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon.procedures.spin import RouletteGame, RouletteRules, RouletteState
+from daemon.games.roulette.table import RouletteGame, RouletteRules, RouletteState
 from daemon.table import Command, DeviceHealth, DeviceReading, Table
 from drivers.cammegh import M360Protocol, SS2Protocol
 from drivers.readings import (

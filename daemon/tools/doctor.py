@@ -91,8 +91,8 @@ def check_node(path: str, user: str, groups: set[str] | None) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from daemon.cli import _settings
     from daemon.config import ConfigError
+    from daemon.ctl import settings as _settings
 
     problems: list[str] = []
     notes: list[str] = []

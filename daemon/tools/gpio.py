@@ -133,7 +133,7 @@ class _Sink:
 
 
 def run_test(a: argparse.Namespace) -> int:
-    from daemon.cli import _settings
+    from daemon.ctl import settings as _settings
     from drivers.gpio_panel import BUTTONS, SWITCHES, GpioPanelDriver, GpioPanelOptions
 
     s = _settings(a)
@@ -187,13 +187,14 @@ def run_test(a: argparse.Namespace) -> int:
 
 
 async def _test(panel: Any, a: argparse.Namespace, out: _Out) -> int:
+    from daemon.buttons import BUTTON_COMMANDS
     from drivers.gpio_panel import BUTTONS, LIGHTS, PanelEvent, drive_active
 
     o = panel.o
 
     def seen(ev: PanelEvent) -> None:
         if ev.kind == "press":
-            cmd = BUTTONS[ev.name][0]
+            cmd = BUTTON_COMMANDS[ev.name][0]
             role = o.void_role if ev.name == "request_void" else o.role
             out(
                 "press",

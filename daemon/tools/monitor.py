@@ -173,10 +173,10 @@ def render(m: Model, now: float) -> Group:
 
 
 def run(a: argparse.Namespace) -> int:
-    from daemon import cli
+    from daemon import ctl
 
-    s = cli._settings(a)
-    follower = cli.follower(a, s)
+    s = ctl.settings(a)
+    follower = ctl.follower(a, s)
     # start a little back in the journal, so the scoreboards have this shoe's history
     try:
         ev_iter = follower.events(timeout=3.0, heartbeats=True)

@@ -53,7 +53,8 @@ def _cmd_line(rec: dict[str, Any]) -> str:
 
 
 def run(a: argparse.Namespace, call: Any) -> int:
-    from daemon.cli import _settings, bus_curve
+    from daemon.ctl import bus_curve
+    from daemon.ctl import settings as _settings
 
     s = _settings(a)
     ctx = zmq.Context()

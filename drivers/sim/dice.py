@@ -221,3 +221,8 @@ class DiceSimulator:
         """Carry on after a daemon restart from where the journal says the table is."""
         if table.get("phase") in ("closed", "shaking"):
             self._shake(self.pace)
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> DiceSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return DiceSimulator.from_options(sim)

@@ -700,3 +700,8 @@ class ScannerSimulator(ShoeSimulator):
         """Unplug for good (the daemon's shutdown). Idempotent."""
         self._closed = True
         self.unplug()
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> ScannerSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return ScannerSimulator.from_options(driver_options, sim)

@@ -223,3 +223,8 @@ class M360Simulator(WheelSimulator):
             self._write(f"*V {FIRMWARE} tabled simulator - Mercury 360 Roulette Wheel")
         elif letter in ("s", "F", "K", "A", "P", "d"):
             super()._answer(letter, args)
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> M360Simulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`): a Mercury 360 at the configured level."""
+    return M360Simulator.from_options(driver_options, sim)

@@ -17,8 +17,8 @@ from typing import Any, Final
 
 import structlog
 
-from daemon.cards import DECK
 from drivers.card_codes import encode
+from drivers.cards import DECK
 from drivers.sim.faults import FaultQueue
 from drivers.sim.options import count, seconds
 
@@ -251,3 +251,8 @@ class ShoeSimulator:
         self.cards = cards  # dealt from the end: pop()
         self.cut_at = cut_card
         self.sent = 0
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> ShoeSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return ShoeSimulator.from_options(driver_options, sim)

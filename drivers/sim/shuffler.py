@@ -207,3 +207,8 @@ class ShufflerSimulator:
         one (a ``require_shuffle`` table starts a shoe only from a counted shuffle)."""
         if self.follow_table and table.get("phase") in ("no-shoe", "shoe-ended"):
             self.start()
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> ShufflerSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return ShufflerSimulator.from_options(sim)

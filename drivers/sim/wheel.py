@@ -480,3 +480,8 @@ class WheelSimulator:
         data = "".join(chr(n + 0x21) for n in chunk).ljust(LOG_PAGE_BYTES, "~")
         check = log_page_checksum(data.encode("ascii"))
         self._write(f"*s r {page} {data}{check:02X}")
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> WheelSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return WheelSimulator.from_options(driver_options, sim)

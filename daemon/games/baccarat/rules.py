@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from daemon.cards import DECK, CardError
+from drivers.cards import DECK, CardError
 
 Box = Literal["player", "banker"]
 Winner = Literal["player", "banker", "tie"]

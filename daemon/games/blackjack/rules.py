@@ -21,7 +21,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Literal
 
-from daemon.cards import CardError, is_card
+from drivers.cards import CardError, is_card
 
 #: seed 003 part III §1.5: J, Q, K are worth ten, like the ten.
 TEN_VALUE = frozenset("TJQK")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from daemon.cards import CardError, is_card, rank_order
+from drivers.cards import CardError, is_card, rank_order
 
 Winner = Literal["dragon", "tiger", "tie"]
 Colour = Literal["red", "black"]

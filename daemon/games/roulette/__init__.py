@@ -1,2 +1,3 @@
-"""Roulette: the pockets (``rules.py``) and how a spin reads (``describe.py``); the round is
-:mod:`daemon.procedures.spin` until the wheel tracking is split from it."""
+"""Roulette: the pockets (``rules.py``), the state and house rules (``state.py``), the wheel's
+frames as the table follows them (``wheel.py``), the round (``round.py``), the game that joins
+them (``table.py``) and how a spin reads (``describe.py``)."""

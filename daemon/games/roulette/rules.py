@@ -4,15 +4,15 @@ The bets and their payouts are seed 003 part IV (European roulette, 37 pockets,
 18 red, 18 black, 0 green); this module only says what each pocket *is* —
 color, dozen, column, parity, range — so every bet can be settled from one
 ``spin.result``. A double-zero (American) wheel is a house option; its ``00``
-is the number :data:`DOUBLE_ZERO` (37), as the Cammegh protocol module
-represents it, and is green like 0.
+is the number :data:`~drivers.readings.DOUBLE_ZERO` (37), as every wheel
+driver's readings carry it, and is green like 0.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from drivers.cammegh import DOUBLE_ZERO
+from drivers.readings import DOUBLE_ZERO
 
 Layout = Literal["single-zero", "double-zero"]
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import msgspec
 
-from daemon.cards import CardError
-from daemon.cards import card as parse_card
 from daemon.procedures.shoe.state import (
     IN_HAND,
     ShoeParts,
@@ -20,6 +18,8 @@ from daemon.table import (
     TableState,
     spec,
 )
+from drivers.cards import CardError
+from drivers.cards import card as parse_card
 
 COMMANDS: dict[str, CommandSpec] = {
     "betting.open": spec("open betting for the next hand", "dealer", "supervisor"),

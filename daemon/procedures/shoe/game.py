@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from daemon.cards import shoe_composition
 from daemon.games.describe import Describer
 from daemon.procedures.shoe.apply import apply
 from daemon.procedures.shoe.commands import COMMANDS, ShoeCommands
@@ -27,6 +26,7 @@ from daemon.table import (
     Input,
     TableState,
 )
+from drivers.cards import shoe_composition
 from drivers.readings import (
     CardDrawn,
     CardUnreadable,

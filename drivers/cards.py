@@ -3,6 +3,7 @@
 One notation everywhere (events, journal, captures, commands): a rank from
 ``A23456789TJQK`` then a suit from ``SHDC`` — ``TH`` is the ten of hearts.
 Cards are plain two-character strings: cheap to hash, compare and encode.
+In ``drivers/`` because card readers speak it and games read it: the ground floor.
 """
 
 from __future__ import annotations

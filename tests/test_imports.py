@@ -1,0 +1,167 @@
+"""The import rules of docs/architecture.md, checked by walking every module's imports with ast.
+
+* ``drivers/`` imports nothing from ``daemon/`` (the ground floor);
+* a game's folder imports no other game's folder;
+* no import cycles between modules of ``daemon/`` and ``drivers/``, counting imports made
+  inside functions too (a deferred import is still a dependency) but not those under
+  ``if TYPE_CHECKING:`` (annotations only).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("daemon", "drivers")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def _type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
+    """The modules of ours that ``path`` imports, resolved to module names."""
+    is_pkg = path.name == "__init__.py"
+    found: set[str] = set()
+
+    def add(target: str) -> None:
+        # ``from a.b import c``: c may be a module (a.b.c) or a name in a.b
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            found.add(target)
+
+    def walk(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            for sub in ast.walk(node) if not isinstance(node, ast.If) else [node]:
+                if isinstance(sub, ast.If) and sub is node:
+                    if not _type_checking(sub):
+                        walk(sub.body)
+                    walk(sub.orelse)
+                elif isinstance(sub, ast.If) and _type_checking(sub):
+                    continue
+                elif isinstance(sub, ast.Import):
+                    for a in sub.names:
+                        add(a.name)
+                elif isinstance(sub, ast.ImportFrom):
+                    base = sub.module or ""
+                    if sub.level:
+                        pkg = name if is_pkg else name.rpartition(".")[0]
+                        for _ in range(sub.level - 1):
+                            pkg = pkg.rpartition(".")[0]
+                        base = f"{pkg}.{base}" if base else pkg
+                    for a in sub.names:
+                        add(f"{base}.{a.name}")
+
+    walk(ast.parse(path.read_text(encoding="utf-8")).body)
+    return {m for m in found if m.split(".")[0] in PACKAGES}
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    g = {m: imports_of(p, m, known) for m, p in mods.items()}
+    # a package's __init__ importing its own submodules is how a package presents itself;
+    # a submodule importing a sibling through the package is the same edge, not a cycle
+    for m, deps in g.items():
+        g[m] = {x for x in deps if not m.startswith(x + ".")}
+    return g
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_drivers_import_nothing_from_daemon():
+    g = graph()
+    upward = sorted(
+        f"{m} imports {x}"
+        for m, deps in g.items()
+        if m.startswith("drivers")
+        for x in deps
+        if x.startswith("daemon")
+    )
+    assert not upward, "drivers/ is the ground floor:\n" + "\n".join(upward)
+
+
+def test_no_game_imports_another_game():
+    g = graph()
+
+    def game_of(m: str) -> str | None:
+        parts = m.split(".")
+        return (
+            parts[2]
+            if len(parts) > 2 and parts[:2] == ["daemon", "games"] and parts[2] != "describe"
+            else None
+        )
+
+    crossing = sorted(
+        f"{m} imports {x}"
+        for m, deps in g.items()
+        if game_of(m)
+        for x in deps
+        if game_of(x) not in (None, game_of(m))
+    )
+    assert not crossing, "\n".join(crossing)
+
+
+def test_no_import_cycles():
+    found = cycles(graph())
+    assert not found, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in found)
+
+
+def test_the_checks_can_fail():
+    """The walker sees an import, an upward one and a cycle when there is one."""
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(g) == [["a", "b", "c"]]
+    known = set(modules())
+    here = imports_of(ROOT / "daemon" / "table.py", "daemon.table", known)
+    assert "daemon.events" in here and "drivers.readings" in here
