@@ -386,6 +386,10 @@ def cmd_wheel(a: argparse.Namespace) -> int:
         letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
         cmds = [f"*T {x}" for x in letters]
         return _device_session(a, a.device, cmds, a.wait or 5.0, each(len(cmds)))
+    if a.action == "reconcile":
+        from daemon.tools import reconcile
+
+        return reconcile.run(a)
     pages = a.args or ["0"]
     cmds = [f"*s r {p}" for p in pages]
     return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
@@ -504,8 +508,10 @@ def parser() -> argparse.ArgumentParser:
     dv.set_defaults(func=cmd_device)
 
     wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
-    wh.add_argument("action", choices=["version", "selftest", "settings", "log"])
-    wh.add_argument("args", nargs="*", help="settings: parameter letters; log: page numbers")
+    wh.add_argument("action", choices=["version", "selftest", "settings", "log", "reconcile"])
+    wh.add_argument(
+        "args", nargs="*", help="settings: parameter letters; log, reconcile: page numbers"
+    )
     wh.add_argument("--device", default="wheel")
     wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
     wh.set_defaults(func=cmd_wheel)

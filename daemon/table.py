@@ -204,6 +204,45 @@ def raise_alarm(
     return alarm_id
 
 
+def _reconciled(t: TableState, c: Command, d: Decision) -> None:
+    """``tablectl wheel reconcile``'s report, journaled; a mismatch latches an alarm [ours].
+
+    tablectl compares the wheel's log pages (journaled as ``device.reply``) with the
+    journal's spins (``daemon/tools/reconcile.py``), so the report can be redone from
+    the journal; the table only records it.
+    """
+    a = c.args
+    mismatches = a.get("mismatches")
+    if not isinstance(mismatches, list) or not all(isinstance(m, dict) for m in mismatches):
+        d.refused = "wheel.reconcile needs mismatches: a list of objects (tablectl sends it)"
+        return
+    device = str(a.get("device") or "wheel")
+    if device not in t.devices:
+        d.refused = f"no device {device!r} (devices: {', '.join(t.devices) or 'none'})"
+        return
+    d.add(
+        "wheel.reconciled",
+        device=device,
+        by=c.actor,
+        pages=[int(p) for p in a.get("pages", [])],
+        logged=int(a.get("logged", 0)),
+        compared=int(a.get("compared", 0)),
+        mismatches=mismatches,
+    )
+    if mismatches:
+        raise_alarm(
+            t,
+            d,
+            "wheel-log-mismatch",
+            f"the wheel's log and the journal differ in {len(mismatches)} place(s)",
+            rule="[ours] every number the wheel recorded is a journaled result or void",
+            action="check each listed game against the wheel's log and the journal "
+            "(tablectl wheel reconcile), then clear the alarm",
+            severity="supervisor",
+            device=device,
+        )
+
+
 class Table:
     """One table: the shared machinery around one game."""
 
@@ -212,6 +251,11 @@ class Table:
             "clear a latched alarm: alarm clear ID --reason", "supervisor", "technician"
         ),
         "device.command": spec("send a command to a device (journaled first)", "technician"),
+        "wheel.reconcile": spec(
+            "journal a reconciliation of a wheel's log (tablectl wheel reconcile)",
+            "technician",
+            "supervisor",
+        ),
     }
     #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
     QUIET_REPLIES: ClassVar[frozenset[str]] = frozenset({"status", "*X"})
@@ -274,6 +318,11 @@ class Table:
                     d.refused = f"device {dev} is {t.devices[dev]}: the command would not reach it"
                 else:
                     d.add("device.command", device=dev, command=text, by=inp.actor)
+                if d.refused is not None:
+                    d.drafts.clear()
+                return d
+            if inp.name == "wheel.reconcile":
+                _reconciled(t, inp, d)
                 if d.refused is not None:
                     d.drafts.clear()
                 return d

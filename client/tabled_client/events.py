@@ -476,6 +476,27 @@ class WheelResyncData(Data):
     mono: float | UnsetType = UNSET
 
 
+class WheelMismatch(Data):
+    """One difference ``tablectl wheel reconcile`` found (docs/events.md, ``wheel.reconciled``)."""
+
+    kind: str  # different-number, voided-by-table, missed-by-table, not-in-wheel-log
+    wheel_spin: int | None
+    wheel_number: int | None
+    table_number: int | None
+    seq: int | None
+    after_wheel_spin: int | UnsetType | None = UNSET
+    reason: str | UnsetType = UNSET
+
+
+class WheelReconciledData(Data):
+    device: str
+    by: str
+    pages: list[int]
+    logged: int
+    compared: int
+    mismatches: list[WheelMismatch]
+
+
 class DeviceFaultData(Data):
     """Roulette (``frames``) and Sic Bo (``round``)."""
 
@@ -622,6 +643,7 @@ DATA: Final[dict[str, type[Data]]] = {
     "wheel.state": WheelStateData,
     "wheel.flags": WheelFlagsData,
     "wheel.resync": WheelResyncData,
+    "wheel.reconciled": WheelReconciledData,
     "dice.shaking": DiceShakingData,
     "dice.reshake": DiceReshakeData,
     "dice.result": DiceResultData,
