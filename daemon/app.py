@@ -552,6 +552,7 @@ class Daemon:
                     "action": a.action,
                     "severity": a.severity,
                     "device": a.device,
+                    "count": a.count,
                 }
                 for a in st.alarms.values()
             ],

@@ -111,6 +111,7 @@ class Alarm(msgspec.Struct, frozen=True):
     severity: str  # "warning" | "supervisor" (needs a supervisor to clear)
     device: str | None = None
     hand: int | None = None  # the hand it concerns: voiding that hand settles it
+    count: int = 1  # occurrences of its cause (alarm.repeated)
 
 
 class TableState(msgspec.Struct, frozen=True):
@@ -170,8 +171,6 @@ class Game(Protocol):
     def apply(self, g: Any, type_: str, data: dict[str, Any]) -> Any: ...
 
 
-
-
 # -- alarms, shared by every game ----------------------------------------------------------
 
 
@@ -202,6 +201,19 @@ def raise_alarm(
         **extra,
     )
     return alarm_id
+
+
+def raise_or_repeat(
+    t: TableState, d: Decision, kind: str, message: str, *, device: str | None = None, **alarm: Any
+) -> str:
+    """One alarm per cause: while one of ``kind`` (for ``device``) is active, count this
+    occurrence on it (``alarm.repeated``) instead of raising another."""
+    active = d.state().alarms if d.fold is not None else t.alarms
+    same = next((a for a in active.values() if a.kind == kind and a.device == device), None)
+    if same is None:
+        return raise_alarm(t, d, kind, message, device=device, **alarm)
+    d.add("alarm.repeated", id=same.id, kind=kind, count=same.count + 1, message=message)
+    return same.id
 
 
 def _reconciled(t: TableState, c: Command, d: Decision) -> None:
@@ -425,6 +437,11 @@ class Table:
                 hand=data.get("hand"),
             )
             t = msgspec.structs.replace(t, alarms={**t.alarms, a.id: a}, alarm_no=t.alarm_no + 1)
+        elif type_ == "alarm.repeated":
+            a = t.alarms.get(data["id"])
+            if a is not None:
+                a = msgspec.structs.replace(a, count=data["count"])
+                t = msgspec.structs.replace(t, alarms={**t.alarms, a.id: a})
         elif type_ == "alarm.cleared":
             alarms = dict(t.alarms)
             alarms.pop(data["id"], None)

@@ -105,6 +105,15 @@ class AlarmRaisedData(Data):
     dropped: int | UnsetType = UNSET
 
 
+class AlarmRepeatedData(Data):
+    """The cause of an active alarm happened again: counted on it, no second alarm."""
+
+    id: str
+    kind: str
+    count: int
+    message: str
+
+
 class AlarmClearedData(Data):
     id: str
     by: str
@@ -267,6 +276,8 @@ class CardRejectedData(Data):
     card: str
     device: str
     reason: str
+    #: the card-out-of-play alarm this card is counted on
+    alarm: str | UnsetType = UNSET
 
 
 class CardExposedData(Data):
@@ -613,6 +624,7 @@ DATA: Final[dict[str, type[Data]]] = {
     "device.fault": DeviceFaultData,
     "operator.command": OperatorCommandData,
     "alarm.raised": AlarmRaisedData,
+    "alarm.repeated": AlarmRepeatedData,
     "alarm.cleared": AlarmClearedData,
     "shoe.started": ShoeStartedData,
     "shoe.burn": ShoeBurnData,
