@@ -363,6 +363,28 @@ def _device_session(
 
 
 def cmd_device(a: argparse.Namespace) -> int:
+    if a.device == "shake" and not a.command:
+        # the one device whose driver can shake (dice-ref: the S frame), journaled like any
+        # device command; the shaker's reports then close betting and give the result
+        from drivers.base import driver_class
+
+        s = _settings(a)
+        shakers = [
+            d.name
+            for d in s.config.devices
+            if getattr(driver_class(d.driver), "shake_command", None) is not None
+        ]
+        if len(shakers) != 1:
+            print(
+                f"tablectl device shake: {len(shakers)} devices of this table can shake dice "
+                f"({', '.join(shakers) or 'none'}); name one: tablectl device NAME shake",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        a.device, a.command = shakers[0], ["shake"]
+    if not a.command:
+        print("tablectl device: give the command text after the device name", file=sys.stderr)
+        return EXIT_USAGE
     return _device_session(a, a.device, [" ".join(a.command)], a.wait, lambda r: len(r) >= 1)
 
 
@@ -501,9 +523,13 @@ def parser() -> argparse.ArgumentParser:
 
     add_keys_parser(sub)
 
-    dv = sub.add_parser("device", help="send a command to a device (technician; journaled first)")
-    dv.add_argument("device")
-    dv.add_argument("command", nargs="+", help="the command text, e.g. *V or '*T D'")
+    dv = sub.add_parser(
+        "device",
+        help="send a command to a device (technician; journaled first); "
+        "`device shake`: shake the table's dice shaker",
+    )
+    dv.add_argument("device", help="the device's name, or `shake` for the table's dice shaker")
+    dv.add_argument("command", nargs="*", help="the command text, e.g. *V or '*T D', or shake")
     dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
     dv.set_defaults(func=cmd_device)
 
