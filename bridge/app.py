@@ -73,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             with urllib.request.urlopen(url, timeout=10) as r:
                 status = json.loads(r.read())
         except (OSError, ValueError) as e:
-            print(f"tabled-bridge: no status from {url} ({e}): is the bridge running?", file=sys.stderr)
+            print(
+                f"tabled-bridge: no status from {url} ({e}): is the bridge running?",
+                file=sys.stderr,
+            )
             return 1
         print(json.dumps(status, indent=1, sort_keys=True) if args.json else _show(status))
         return 0

@@ -36,9 +36,9 @@ class Nats(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: HTTP ``host:port`` for ``/metrics`` (Prometheus) and ``/status`` (what ``status`` shows)
-    listen: Annotated[str, msgspec.Meta(pattern=r"^([A-Za-z0-9_.-]*|\[[0-9a-fA-F:]+\]):\d{1,5}$")] = (
-        "127.0.0.1:9464"
-    )
+    listen: Annotated[
+        str, msgspec.Meta(pattern=r"^([A-Za-z0-9_.-]*|\[[0-9a-fA-F:]+\]):\d{1,5}$")
+    ] = "127.0.0.1:9464"
     #: a table with no heartbeat for this long is reported down
     stale_after: _Positive = 5.0
     replay_timeout: _Positive = 10.0

@@ -82,7 +82,8 @@ async def serve(listen: str, status: Callable[[], dict[str, Any]]) -> asyncio.Se
                 code, ctype, body = "404 Not Found", "text/plain", b"/metrics or /status\n"
             writer.write(
                 f"HTTP/1.1 {code}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
-                "Connection: close\r\n\r\n".encode() + body
+                "Connection: close\r\n\r\n".encode()
+                + body
             )
             await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):

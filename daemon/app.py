@@ -557,6 +557,15 @@ class Daemon:
             if cmd == "devices":
                 return {"devices": [r.status() for r in self.devices.values()]}
             return await self._trace(args)
+        if cmd == "device.command" and str(args.get("device")) in self.devices:
+            # a driver with a binary protocol says which commands it can put on the wire;
+            # one it cannot encode is refused here, before anything is journaled
+            encode = getattr(self.devices[str(args["device"])].driver, "encode_command", None)
+            if encode is not None:
+                try:
+                    encode(str(args.get("command", "")))
+                except ValueError as e:
+                    raise ControlError(f"{args['device']}: {e}") from None
         if cmd in self.table.all_commands:
             actor = peer.actor(msg.get("actor"))  # a CURVE key's name when there is one
             fut = self.pipeline.submit(
@@ -616,6 +625,7 @@ class Daemon:
                     "action": a.action,
                     "severity": a.severity,
                     "device": a.device,
+                    "count": a.count,
                 }
                 for a in st.alarms.values()
             ],

@@ -39,7 +39,9 @@ def cmd_list(a: argparse.Namespace) -> int:
         print_json(rows)
         return EXIT_OK
     if not rows:
-        print(f"no tables on this PC (no {tables.etc_root()}/*.toml, nothing in {tables.run_root()})")
+        print(
+            f"no tables on this PC (no {tables.etc_root()}/*.toml, nothing in {tables.run_root()})"
+        )
         return EXIT_OK
     print(f"{'table':<12} {'state':<8} {'game':<13} sockets you may use")
     for r in rows:
@@ -49,16 +51,19 @@ def cmd_list(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-
 # -- config -----------------------------------------------------------------------------------
 
 
 def cmd_config_check(a: argparse.Namespace) -> int:
     try:
-        path = a.file or a.config or (
-            str(Path(os.environ.get("TABLED_ETC", "/etc/tabled")) / f"{a.table}.toml")
-            if a.table
-            else default_config()
+        path = (
+            a.file
+            or a.config
+            or (
+                str(Path(os.environ.get("TABLED_ETC", "/etc/tabled")) / f"{a.table}.toml")
+                if a.table
+                else default_config()
+            )
         )
         s = load(path)
     except ConfigError as e:
@@ -164,8 +169,10 @@ def cmd_recall(a: argparse.Namespace) -> int:
             print("no games in the journal yet")
             return EXIT_OK
         d = json.loads(last[0])["data"]
-        ref = f"{d['shoe']}:{d['hand']}" if "hand" in d and "shoe" in d else str(
-            d.get("spin", d.get("round"))
+        ref = (
+            f"{d['shoe']}:{d['hand']}"
+            if "hand" in d and "shoe" in d
+            else str(d.get("spin", d.get("round")))
         )
         kind = "SHOE:HAND" if ":" in ref else "a spin or round number"
         print(
@@ -341,6 +348,28 @@ def _device_session(
 
 
 def cmd_device(a: argparse.Namespace) -> int:
+    if a.device == "shake" and not a.command:
+        # the one device whose driver can shake (dice-ref: the S frame), journaled like any
+        # device command; the shaker's reports then close betting and give the result
+        from drivers.base import driver_class
+
+        s = settings(a)
+        shakers = [
+            d.name
+            for d in s.config.devices
+            if getattr(driver_class(d.driver), "shake_command", None) is not None
+        ]
+        if len(shakers) != 1:
+            print(
+                f"tablectl device shake: {len(shakers)} devices of this table can shake dice "
+                f"({', '.join(shakers) or 'none'}); name one: tablectl device NAME shake",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        a.device, a.command = shakers[0], ["shake"]
+    if not a.command:
+        print("tablectl device: give the command text after the device name", file=sys.stderr)
+        return EXIT_USAGE
     return _device_session(a, a.device, [" ".join(a.command)], a.wait, lambda r: len(r) >= 1)
 
 
@@ -364,6 +393,10 @@ def cmd_wheel(a: argparse.Namespace) -> int:
         letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
         cmds = [f"*T {x}" for x in letters]
         return _device_session(a, a.device, cmds, a.wait or 5.0, each(len(cmds)))
+    if a.action == "reconcile":
+        from daemon.tools import reconcile
+
+        return reconcile.run(a)
     pages = a.args or ["0"]
     cmds = [f"*s r {p}" for p in pages]
     return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
@@ -532,15 +565,21 @@ def parser() -> argparse.ArgumentParser:
 
     add_keys_parser(sub)
 
-    dv = sub.add_parser("device", help="send a command to a device (technician; journaled first)")
-    dv.add_argument("device", help="the device's name in the config")
-    dv.add_argument("command", nargs="+", help="the command text, e.g. *V or '*T D'")
+    dv = sub.add_parser(
+        "device",
+        help="send a command to a device (technician; journaled first); "
+        "`device shake`: shake the table's dice shaker",
+    )
+    dv.add_argument("device", help="the device's name, or `shake` for the table's dice shaker")
+    dv.add_argument("command", nargs="*", help="the command text, e.g. *V or '*T D', or shake")
     dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
     dv.set_defaults(func=cmd_device)
 
     wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
-    wh.add_argument("action", choices=["version", "selftest", "settings", "log"])
-    wh.add_argument("args", nargs="*", help="settings: parameter letters; log: page numbers")
+    wh.add_argument("action", choices=["version", "selftest", "settings", "log", "reconcile"])
+    wh.add_argument(
+        "args", nargs="*", help="settings: parameter letters; log, reconcile: page numbers"
+    )
     wh.add_argument("--device", default="wheel", help="the wheel's device name (default wheel)")
     wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
     wh.set_defaults(func=cmd_wheel)

@@ -111,6 +111,7 @@ class Alarm(msgspec.Struct, frozen=True):
     severity: str  # "warning" | "supervisor" (needs a supervisor to clear)
     device: str | None = None
     hand: int | None = None  # the hand it concerns: voiding that hand settles it
+    count: int = 1  # occurrences of its cause (alarm.repeated)
 
 
 class TableState(msgspec.Struct, frozen=True):
@@ -170,8 +171,6 @@ class Game(Protocol):
     def apply(self, g: Any, type_: str, data: dict[str, Any]) -> Any: ...
 
 
-
-
 # -- alarms, shared by every game ----------------------------------------------------------
 
 
@@ -220,6 +219,58 @@ def line_noise_alarm(t: TableState, device: str) -> str | None:
     )
 
 
+def raise_or_repeat(
+    t: TableState, d: Decision, kind: str, message: str, *, device: str | None = None, **alarm: Any
+) -> str:
+    """One alarm per cause: while one of ``kind`` (for ``device``) is active, count this
+    occurrence on it (``alarm.repeated``) instead of raising another."""
+    active = d.state().alarms if d.fold is not None else t.alarms
+    same = next((a for a in active.values() if a.kind == kind and a.device == device), None)
+    if same is None:
+        return raise_alarm(t, d, kind, message, device=device, **alarm)
+    d.add("alarm.repeated", id=same.id, kind=kind, count=same.count + 1, message=message)
+    return same.id
+
+
+def _reconciled(t: TableState, c: Command, d: Decision) -> None:
+    """``tablectl wheel reconcile``'s report, journaled; a mismatch latches an alarm [ours].
+
+    tablectl compares the wheel's log pages (journaled as ``device.reply``) with the
+    journal's spins (``daemon/tools/reconcile.py``), so the report can be redone from
+    the journal; the table only records it.
+    """
+    a = c.args
+    mismatches = a.get("mismatches")
+    if not isinstance(mismatches, list) or not all(isinstance(m, dict) for m in mismatches):
+        d.refused = "wheel.reconcile needs mismatches: a list of objects (tablectl sends it)"
+        return
+    device = str(a.get("device") or "wheel")
+    if device not in t.devices:
+        d.refused = f"no device {device!r} (devices: {', '.join(t.devices) or 'none'})"
+        return
+    d.add(
+        "wheel.reconciled",
+        device=device,
+        by=c.actor,
+        pages=[int(p) for p in a.get("pages", [])],
+        logged=int(a.get("logged", 0)),
+        compared=int(a.get("compared", 0)),
+        mismatches=mismatches,
+    )
+    if mismatches:
+        raise_alarm(
+            t,
+            d,
+            "wheel-log-mismatch",
+            f"the wheel's log and the journal differ in {len(mismatches)} place(s)",
+            rule="[ours] every number the wheel recorded is a journaled result or void",
+            action="check each listed game against the wheel's log and the journal "
+            "(tablectl wheel reconcile), then clear the alarm",
+            severity="supervisor",
+            device=device,
+        )
+
+
 class Table:
     """One table: the shared machinery around one game."""
 
@@ -228,6 +279,11 @@ class Table:
             "clear a latched alarm: alarm clear ID --reason", "supervisor", "technician"
         ),
         "device.command": spec("send a command to a device (journaled first)", "technician"),
+        "wheel.reconcile": spec(
+            "journal a reconciliation of a wheel's log (tablectl wheel reconcile)",
+            "technician",
+            "supervisor",
+        ),
     }
     #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
     QUIET_REPLIES: ClassVar[frozenset[str]] = frozenset({"status", "*X"})
@@ -300,6 +356,11 @@ class Table:
                     d.refused = f"device {dev} is {t.devices[dev]}: the command would not reach it"
                 else:
                     d.add("device.command", device=dev, command=text, by=inp.actor)
+                if d.refused is not None:
+                    d.drafts.clear()
+                return d
+            if inp.name == "wheel.reconcile":
+                _reconciled(t, inp, d)
                 if d.refused is not None:
                     d.drafts.clear()
                 return d
@@ -425,6 +486,11 @@ class Table:
                 hand=data.get("hand"),
             )
             t = msgspec.structs.replace(t, alarms={**t.alarms, a.id: a}, alarm_no=t.alarm_no + 1)
+        elif type_ == "alarm.repeated":
+            a = t.alarms.get(data["id"])
+            if a is not None:
+                a = msgspec.structs.replace(a, count=data["count"])
+                t = msgspec.structs.replace(t, alarms={**t.alarms, a.id: a})
         elif type_ == "alarm.cleared":
             alarms = dict(t.alarms)
             alarms.pop(data["id"], None)

@@ -21,7 +21,7 @@ checksum, bad trailer, wrong field count) is ``Malformed``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Final
+from typing import Annotated, ClassVar, Final
 
 import msgspec
 
@@ -365,3 +365,19 @@ class DiceRefDriver(Driver):
             return None
         return self.options.poll_interval, STATUS
 
+    #: the command a dealer's tool sends to shake (``tablectl device shake``)
+    shake_command: ClassVar[str] = "shake"
+
+    def encode_command(self, text: str) -> bytes:
+        """A technician's command by name (``shake``, ``status``, ``version``, ``self-test``).
+
+        The protocol is binary: a text line would be garbage to the shaker, so only these
+        names are sent; anything else is refused before it is journaled.
+        """
+        by_name = {name: encode_frame(bytes([c])) for c, name in COMMANDS.items()}
+        frame = by_name.get(text.strip().lower())
+        if frame is None:
+            raise ValueError(
+                f"the dice-ref shaker takes {', '.join(sorted(by_name))}, not {text!r}"
+            )
+        return frame

@@ -175,6 +175,9 @@ class GpioPanelSim(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: a simulated dealer presses close betting this many seconds after betting opens
     #: (None: nobody presses the mock buttons).
     close_betting_after: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    #: the simulated dealer lifts the shoe off its switch for a second after every Nth
+    #: result (None: never), so the switch's lines show in a trace
+    lift_shoe_every: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 # == debouncing (pure) ===============================================================
@@ -462,6 +465,7 @@ class GpioPanel:
         self._sink: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._gen = 0
+        self._results = 0  # hand results seen, for the simulated dealer's shoe lifts
         self._open_now = False
         self._running = False
         self._closed = False
@@ -806,7 +810,11 @@ class GpioPanel:
             return
         exc = fut.exception()
         refused = str(exc) if exc is not None else getattr(fut.result(), "refused", None)
-        if refused is not None and record["button"] == "request_void" and record["role"] != "supervisor":
+        if (
+            refused is not None
+            and record["button"] == "request_void"
+            and record["role"] != "supervisor"
+        ):
             refused += (
                 '; the void button acts as supervisor only with void_role = "supervisor", set '
                 "when it is wired under the supervisor's key switch"
@@ -814,9 +822,7 @@ class GpioPanel:
         record["result"] = "accepted" if refused is None else f"refused: {refused}"
         if refused is not None:
             self.counters.refused += 1
-            self._log.warning(
-                "button refused", button=record["button"], reason=refused
-            )
+            self._log.warning("button refused", button=record["button"], reason=refused)
         self.last_command = record
 
     def _tell(self, ev: PanelEvent) -> None:
@@ -839,6 +845,21 @@ class GpioPanel:
         if after is not None and self._loop is not None and "close_betting" in self.inputs:
             if any(getattr(ev, "type", None) == "betting.opened" for ev in events):
                 self._loop.call_later(after, self._sim_press, "close_betting", self._gen)
+        every = None if self.sim is None else self.sim.lift_shoe_every
+        if every is not None and self._loop is not None and "shoe_present" in self.inputs:
+            for ev in events:
+                if getattr(ev, "type", None) == "hand.result":
+                    self._results += 1
+                    if self._results % every == 0:
+                        self._loop.call_later(0.3, self._sim_shoe, False, self._gen)
+                        self._loop.call_later(1.3, self._sim_shoe, True, self._gen)
+
+    def _sim_shoe(self, present: bool, gen: int) -> None:
+        """The simulated dealer lifts the shoe off its switch, or puts it back."""
+        inp = self.inputs.get("shoe_present")
+        if gen == self._gen and inp is not None:
+            active = present != (self.o.shoe_present_when == "open")
+            drive_active(inp.device.pin, active, self.o.pull_up)
 
     def _sim_press(self, name: str, gen: int) -> None:
         """The simulated dealer's finger on a mock button: down for the hold, then up."""

@@ -225,7 +225,6 @@ class HidScannerDriver(Driver):
         assert isinstance(self.options, HidScannerOptions)
         return HidKeyboardProtocol(self.options)
 
-
     def usb_transport(
         self,
         *,

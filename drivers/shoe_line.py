@@ -104,4 +104,3 @@ class ShoeLineDriver(Driver):
     def protocol(self) -> ShoeLineProtocol:
         assert isinstance(self.options, ShoeLineOptions)
         return ShoeLineProtocol(self.options)
-

@@ -451,4 +451,3 @@ class ShufflerRefDriver(Driver):
         if self.options.poll_interval is None:
             return None
         return self.options.poll_interval, STATUS
-

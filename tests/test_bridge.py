@@ -36,7 +36,9 @@ def floor(tmp_path):
 def _status(f: Floor) -> tuple[int, str]:
     r = subprocess.run(
         [str(BIN / "tabled-bridge"), "--config", str(f.bridge_config), "status", "--json"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     return r.returncode, r.stdout + r.stderr
 
@@ -56,7 +58,9 @@ def test_every_table_lands_in_jetstream_once_in_order_and_survives_a_sigkill(flo
     assert all(t["up"] for t in st["tables"].values()), st["tables"]
     r = subprocess.run(
         [str(BIN / "tabled-bridge"), "--config", str(floor.bridge_config), "status"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert r.returncode == 0 and "NATS connected" in r.stdout, r.stdout + r.stderr
     assert any(ln.startswith("real-01 ") and " following " in ln for ln in r.stdout.splitlines())
@@ -69,7 +73,9 @@ def test_every_table_lands_in_jetstream_once_in_order_and_survives_a_sigkill(flo
     assert floor.kill_bridge(signal.SIGKILL) == -signal.SIGKILL
     r = subprocess.run(
         [str(BIN / "tabled-bridge"), "--config", str(floor.bridge_config), "status"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert r.returncode == 1 and "is the bridge running?" in r.stderr
     floor.start_bridge()
@@ -99,7 +105,9 @@ def test_a_bad_bridge_config_names_the_file_the_key_and_the_problem(tmp_path):
     assert "tables[0].replay: missing required key" in text
     r = subprocess.run(
         [str(BIN / "tabled-bridge"), "--config", str(p)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert r.returncode == 2 and "nats.servers" in r.stderr
 
@@ -131,9 +139,26 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
     """``make floor``'s benchmark on a tiny floor, so it cannot rot (its figures mean nothing here)."""
     out = tmp_path / "floor.json"
     r = subprocess.run(
-        [sys.executable, "-m", "bench.floor", "--real", "1", "--fake", "4",
-         "--seconds", "1", "--burst", "2", "--backlog", "40", "--output", str(out)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "bench.floor",
+            "--real",
+            "1",
+            "--fake",
+            "4",
+            "--seconds",
+            "1",
+            "--burst",
+            "2",
+            "--backlog",
+            "40",
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     res = json.loads(out.read_text())

@@ -579,10 +579,6 @@ async def test_eight_silent_clients_cannot_deny_replay_to_the_others(ctx, big_jp
         replay_hwm=1,
         replay_concurrency=8,
         replay_idle=0.2,
-
-
-
-
     )
     await b.start()
     silent = [_silent(ctx, b.replay_endpoint) for _ in range(8)]
@@ -600,9 +596,7 @@ async def test_eight_silent_clients_cannot_deny_replay_to_the_others(ctx, big_jp
         await b.close()
 
 
-async def test_a_second_request_on_one_connection_is_refused_while_its_replay_runs(
-    ctx, big_jpath
-):
+async def test_a_second_request_on_one_connection_is_refused_while_its_replay_runs(ctx, big_jpath):
     b = Bus(ctx, table="t1", publish=TCP, replay=TCP, journal_path=big_jpath, replay_hwm=1)
     await b.start()
     s = _silent(ctx, b.replay_endpoint)
@@ -624,9 +618,7 @@ async def test_a_second_request_on_one_connection_is_refused_while_its_replay_ru
 
 async def test_followers_starting_at_once_retry_busy_and_all_catch_up(ctx, big_jpath):
     """Issue 18 #10: twelve Followers at once on a table with two replay slots."""
-    b = Bus(
-        ctx, table="t1", publish=TCP, replay=TCP, journal_path=big_jpath, replay_concurrency=2
-    )
+    b = Bus(ctx, table="t1", publish=TCP, replay=TCP, journal_path=big_jpath, replay_concurrency=2)
     await b.start()
     try:
         got = await _followers(b, 12, N_EVENTS)

@@ -38,9 +38,18 @@ def client_venv(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
     r = subprocess.run(
-        [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"{ROOT / 'client'}[nats]"],
-        capture_output=True, text=True, timeout=600,
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            f"{ROOT / 'client'}[nats]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     return py
@@ -49,12 +58,22 @@ def client_venv(tmp_path_factory) -> Path:
 def test_the_client_installs_alone(client_venv, tmp_path):
     r = subprocess.run(
         [str(client_venv), "-c", "import daemon"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert r.returncode != 0 and "No module named 'daemon'" in r.stderr
     r = subprocess.run(
-        [str(client_venv), "-c", "import tabled_client.schema as s; assert s.shipped() == s.generate()"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        [
+            str(client_venv),
+            "-c",
+            "import tabled_client.schema as s; assert s.shipped() == s.generate()",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert r.returncode == 0, r.stderr
 
@@ -70,7 +89,10 @@ def test_the_backend_example_follows_the_floor_and_one_table(tmp_path, client_ve
         t = f.tables[0]
         p = subprocess.Popen(
             [str(client_venv), str(script), f.nats.url, t.publish, t.replay, t.id],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
         )
         floor_seen: dict[str, list[int]] = {}
         table_seqs: list[int] = []
@@ -87,8 +109,10 @@ def test_the_backend_example_follows_the_floor_and_one_table(tmp_path, client_ve
                 else:
                     assert table == t.id
                     table_seqs.append(int(seq))
-                if len(table_seqs) >= 30 and len(floor_seen) == 4 and all(
-                    len(v) >= 5 for v in floor_seen.values()
+                if (
+                    len(table_seqs) >= 30
+                    and len(floor_seen) == 4
+                    and all(len(v) >= 5 for v in floor_seen.values())
                 ):
                     break
         finally:

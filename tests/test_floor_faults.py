@@ -36,7 +36,9 @@ def floor(tmp_path):
 def status(f: Floor, part: str = "tables") -> dict:
     r = subprocess.run(
         [str(BIN / "tabled-bridge"), "--config", str(f.bridge_config), "status", "--json"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout)[part]
@@ -121,7 +123,9 @@ def test_a_wrong_curve_key_for_one_table(floor):
 
     def curve(name: str) -> tuple[bytes, bytes, bytes]:
         assert floor.keys is not None
-        c = ClientCurve.load(floor.keys / "private" / f"{name}.key_secret", floor.keys / "table.key")
+        c = ClientCurve.load(
+            floor.keys / "private" / f"{name}.key_secret", floor.keys / "table.key"
+        )
         return c.public, c.secret, c.server
 
     async def follow(name: str, n: int) -> list[int]:

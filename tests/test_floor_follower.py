@@ -79,13 +79,20 @@ def test_a_forged_event_in_the_stream_raises(floor):
         js = nc.jetstream()
         last = await js.get_last_msg("TABLES", "tables.lg-002.>")
         ev = json.loads(last.data)
-        forged = {**ev, "seq": ev["seq"] + 1, "prev": ev["hash"], "data": {**ev["data"], "card": "AS"}}
+        forged = {
+            **ev,
+            "seq": ev["seq"] + 1,
+            "prev": ev["hash"],
+            "data": {**ev["data"], "card": "AS"},
+        }
         # a plausible next event whose hash was not recomputed, stored as the bridge would
         await js.publish(
             "tables.lg-002.card.dealt",
             json.dumps(forged, separators=(",", ":"), sort_keys=True).encode(),
-            headers={"Nats-Msg-Id": f"lg-002:{last.headers['Tabled-Journal']}:{forged['seq']}",
-                     "Tabled-Journal": last.headers["Tabled-Journal"]},
+            headers={
+                "Nats-Msg-Id": f"lg-002:{last.headers['Tabled-Journal']}:{forged['seq']}",
+                "Tabled-Journal": last.headers["Tabled-Journal"],
+            },
         )
         await nc.close()
         f = FloorFollower(url, durable="surveillance", tables={"lg-002"})

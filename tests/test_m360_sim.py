@@ -55,7 +55,7 @@ def config(tmp_path: Path, level: str, faults: list[str]) -> tuple[Path, str, st
         f'game = "roulette"\nstate_dir = "{tmp_path}/state"\nruntime_dir = "{run}"\n',
         1,
     )
-    text = re.sub(r"level = \"\w+\"      #", f"level = \"{level}\"      #", text)
+    text = re.sub(r"level = \"\w+\"      #", f'level = "{level}"      #', text)
     text = text.replace("fault_every = 4", "fault_every = 0")
     if level != "extended":  # config check refuses the rule where the frames carry no revolutions
         text = re.sub(r"min_ball_revolutions = \d+ .*\n", "", text)

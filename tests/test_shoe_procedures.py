@@ -378,8 +378,15 @@ def test_system_failure_voids_the_hand_only_after_a_crash():
     """seed 003 §2.1.8: a system failure voids the hand in play; a clean stop does not."""
     for crashed in (True, False):
         h = Harness(start_burn="none", system_failure_voids_hand=True)
-        h.events += [(x.type, x.data) for x in h.table.started(h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 0}).drafts]
-        for x in h.table.started(h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 0}).drafts:
+        h.events += [
+            (x.type, x.data)
+            for x in h.table.started(
+                h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 0}
+            ).drafts
+        ]
+        for x in h.table.started(
+            h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 0}
+        ).drafts:
             h.state = h.table.apply(h.state, x.type, x.data)
         h.new_shoe()
         h.cmd("betting.open")

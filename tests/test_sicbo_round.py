@@ -289,11 +289,15 @@ def test_restart_mid_throw_voids_the_round_when_the_house_says_so():
     """seed 003 §2.1.8: a system failure voids the hand in play."""
     for voids in (True, False):
         h = Harness(system_failure_voids_round=voids)
-        for x in h.table.started(h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 0}).drafts:
+        for x in h.table.started(
+            h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 0}
+        ).drafts:
             h.state = h.table.apply(h.state, x.type, x.data)
         h.closed()
         h.shaking()
-        d = h.table.started(h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 5})  # no daemon.stopped: a crash
+        d = h.table.started(
+            h.state, {"version": "0.1.0", "pid": 1, "recovered_seq": 5}
+        )  # no daemon.stopped: a crash
         got = [x.type for x in d.drafts]
         assert got == (["daemon.started", "round.void"] if voids else ["daemon.started"])
 

@@ -43,7 +43,11 @@ def _popen(
     out = log.open("ab")
     try:
         return subprocess.Popen(
-            args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+            args,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
             env=dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {})),
         )
     finally:
@@ -58,7 +62,9 @@ def wait_notify(
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or (proc is not None and proc.poll() is not None):
-            raise AssertionError(f"no READY=1 from {proc and proc.args}; log:\n{log.read_text()[-3000:]}")
+            raise AssertionError(
+                f"no READY=1 from {proc and proc.args}; log:\n{log.read_text()[-3000:]}"
+            )
         sock.settimeout(left)
         try:
             msg = sock.recv(4096).decode()
@@ -217,7 +223,10 @@ class Floor:
                     break
                 except AssertionError:
                     # a port picked free was taken meanwhile (by another process here): new ones
-                    if attempt == 2 or "Address already in use" not in (t.folder / "daemon.log").read_text():
+                    if (
+                        attempt == 2
+                        or "Address already in use" not in (t.folder / "daemon.log").read_text()
+                    ):
                         raise
                     t.publish = f"tcp://127.0.0.1:{free_port()}"
                     t.replay = f"tcp://127.0.0.1:{free_port()}"
@@ -225,8 +234,17 @@ class Floor:
                     t.start()
         if self.fake:
             ctl = f"ipc://{self.folder}/loadgen.ctl"
-            args = [sys.executable, "-m", "bench.floor.loadgen", "--tables", str(self.fake),
-                    "--control", ctl, "--interval", str(self.interval)]
+            args = [
+                sys.executable,
+                "-m",
+                "bench.floor.loadgen",
+                "--tables",
+                str(self.fake),
+                "--control",
+                ctl,
+                "--interval",
+                str(self.interval),
+            ]
             if not deal:
                 args.append("--no-deal")
             self.loadgen = _popen(args, self.folder / "loadgen.log")
@@ -250,8 +268,13 @@ class Floor:
         if self.keys is not None:
             lines.append(f'client_key = "{self.keys / "private" / "bridge.key_secret"}"')
         for t in self.tables:
-            lines += ["", "[[tables]]", f'id = "{t.id}"', f'publish = "{t.publish}"',
-                      f'replay = "{t.replay}"']
+            lines += [
+                "",
+                "[[tables]]",
+                f'id = "{t.id}"',
+                f'publish = "{t.publish}"',
+                f'replay = "{t.replay}"',
+            ]
             if t.curve:
                 assert self.keys is not None
                 lines.append(f'server_key = "{self.keys / "table.key"}"')
@@ -324,8 +347,9 @@ class Mismatch(AssertionError):
     pass
 
 
-async def verify(url: str, want: dict[str, tuple[str, int]], timeout: float = 60.0,
-                 stream: str = "TABLES") -> dict[str, int]:
+async def verify(
+    url: str, want: dict[str, tuple[str, int]], timeout: float = 60.0, stream: str = "TABLES"
+) -> dict[str, int]:
     """Wait until JetStream holds every table's events up to ``want``, then check them all.
 
     For each table: each (journal, seq) exactly once, seqs 1, 2, 3 … in stream order per
@@ -345,7 +369,9 @@ async def verify(url: str, want: dict[str, tuple[str, int]], timeout: float = 60
             if left <= 0:
                 raise Mismatch(
                     f"JetStream does not hold every event in {timeout} s: "
-                    + ", ".join(f"{t} has {held.get(t)} of {w}" for t, w in list(missing.items())[:8])
+                    + ", ".join(
+                        f"{t} has {held.get(t)} of {w}" for t, w in list(missing.items())[:8]
+                    )
                 )
             try:
                 msg = await sub.next_msg(timeout=min(left, 5.0))
@@ -377,7 +403,11 @@ async def verify(url: str, want: dict[str, tuple[str, int]], timeout: float = 60
                 f = chain.check(raw, journal_id=jid)
             except Exception as e:
                 raise Mismatch(f"{table}: {e}") from None
-            if f["seq"] != seq or hdr["Tabled-Hash"] != f["hash"] or hdr["Tabled-Prev"] != f["prev"]:
+            if (
+                f["seq"] != seq
+                or hdr["Tabled-Hash"] != f["hash"]
+                or hdr["Tabled-Prev"] != f["prev"]
+            ):
                 raise Mismatch(f"{table} seq {seq}: headers do not match the event")
         counts[table] = len(msgs)
     for table in want:

@@ -145,7 +145,9 @@ class LoadGen:
         self.ctx.set(zmq.MAX_SOCKETS, 8 * n + 64)
         rng = random.Random(seed)
         self.tables = {
-            f"{prefix}-{i:03d}": FakeTable(self.ctx, f"{prefix}-{i:03d}", random.Random(rng.random()))
+            f"{prefix}-{i:03d}": FakeTable(
+                self.ctx, f"{prefix}-{i:03d}", random.Random(rng.random())
+            )
             for i in range(1, n + 1)
         }
         self.interval = interval

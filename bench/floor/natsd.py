@@ -42,8 +42,18 @@ class NatsServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         log = (self.folder / "nats-server.log").open("ab")
         self.proc = subprocess.Popen(
-            ["nats-server", "-js", "-sd", str(self.folder / "store"), "-a", "127.0.0.1",
-             "-p", str(self.port), "--name", f"floor-{self.port}"],
+            [
+                "nats-server",
+                "-js",
+                "-sd",
+                str(self.folder / "store"),
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "--name",
+                f"floor-{self.port}",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
@@ -62,7 +72,9 @@ class NatsServer:
         threading.Thread(target=pump, daemon=True, name="nats-server log").start()
         if not ready.wait(timeout):
             self.stop()
-            raise TimeoutError(f"nats-server did not say it is ready in {timeout} s: see {log.name}")
+            raise TimeoutError(
+                f"nats-server did not say it is ready in {timeout} s: see {log.name}"
+            )
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -79,7 +91,9 @@ class NatsServer:
         self.start()
 
 
-async def stream_events(url: str, stream: str = "TABLES") -> dict[str, list[tuple[dict[str, str], bytes]]]:
+async def stream_events(
+    url: str, stream: str = "TABLES"
+) -> dict[str, list[tuple[dict[str, str], bytes]]]:
     """Every message in the stream, per table in stream order: (headers, payload)."""
     nc = await nats.connect(url)
     try:
@@ -90,7 +104,9 @@ async def stream_events(url: str, stream: str = "TABLES") -> dict[str, list[tupl
         left = info.state.messages
         while left > 0:
             msg = await sub.next_msg(timeout=10)
-            out.setdefault(msg.subject.split(".")[1], []).append((dict(msg.headers or {}), msg.data))
+            out.setdefault(msg.subject.split(".")[1], []).append(
+                (dict(msg.headers or {}), msg.data)
+            )
             left -= 1
         await sub.unsubscribe()
         return out

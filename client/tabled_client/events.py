@@ -109,6 +109,15 @@ class AlarmRaisedData(Data):
     dropped: int | UnsetType = UNSET
 
 
+class AlarmRepeatedData(Data):
+    """The cause of an active alarm happened again: counted on it, no second alarm."""
+
+    id: str
+    kind: str
+    count: int
+    message: str
+
+
 class AlarmClearedData(Data):
     id: str
     by: str
@@ -280,6 +289,8 @@ class CardRejectedData(Data):
     card: str
     device: str
     reason: str
+    #: the card-out-of-play alarm this card is counted on
+    alarm: str | UnsetType = UNSET
 
 
 class CardExposedData(Data):
@@ -618,6 +629,27 @@ class WheelResyncData(Data):
     mono: float | UnsetType = UNSET
 
 
+class WheelMismatch(Data):
+    """One difference ``tablectl wheel reconcile`` found (docs/events.md, ``wheel.reconciled``)."""
+
+    kind: str  # different-number, voided-by-table, missed-by-table, not-in-wheel-log
+    wheel_spin: int | None
+    wheel_number: int | None
+    table_number: int | None
+    seq: int | None
+    after_wheel_spin: int | UnsetType | None = UNSET
+    reason: str | UnsetType = UNSET
+
+
+class WheelReconciledData(Data):
+    device: str
+    by: str
+    pages: list[int]
+    logged: int
+    compared: int
+    mismatches: list[WheelMismatch]
+
+
 class DeviceFaultData(Data):
     """Roulette (``frames``) and Sic Bo (``round``)."""
 
@@ -734,6 +766,7 @@ DATA: Final[dict[str, type[Data]]] = {
     "device.fault": DeviceFaultData,
     "operator.command": OperatorCommandData,
     "alarm.raised": AlarmRaisedData,
+    "alarm.repeated": AlarmRepeatedData,
     "alarm.cleared": AlarmClearedData,
     "shoe.started": ShoeStartedData,
     "shoe.burn": ShoeBurnData,
@@ -764,6 +797,7 @@ DATA: Final[dict[str, type[Data]]] = {
     "wheel.state": WheelStateData,
     "wheel.flags": WheelFlagsData,
     "wheel.resync": WheelResyncData,
+    "wheel.reconciled": WheelReconciledData,
     "dice.shaking": DiceShakingData,
     "dice.reshake": DiceReshakeData,
     "dice.result": DiceResultData,

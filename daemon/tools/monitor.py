@@ -231,9 +231,7 @@ def _stream(follower: Follower, end: float | None, lines: bool = False) -> int:
         try:
             for x in follower.events(timeout=1.0):
                 assert isinstance(x, Event)
-                sys.stdout.buffer.write(
-                    (describe(x).encode() if lines else x.canonical()) + b"\n"
-                )
+                sys.stdout.buffer.write((describe(x).encode() if lines else x.canonical()) + b"\n")
                 sys.stdout.flush()
                 if end is not None and time.monotonic() >= end:
                     break

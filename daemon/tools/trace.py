@@ -37,10 +37,14 @@ def _header(info: dict[str, Any]) -> list[str]:
         f"# table: {info['table']}",
         f"# game: {info['game']}",
     ]
+    # TOML has no null: a rule or option that is None is left out, so it replays as its
+    # default (None), where "null" would be read as the string "null" and refused
     for k, v in sorted(info["rules"].items()):
-        lines.append(f"# game.{k}: {json.dumps(v)}")
+        if v is not None:
+            lines.append(f"# game.{k}: {json.dumps(v)}")
     for k, v in sorted(info["options"].items()):
-        lines.append(f"# options.{k}: {json.dumps(v)}")
+        if v is not None:
+            lines.append(f"# options.{k}: {json.dumps(v)}")
     lines.append(f"# state-version: {info['state_version']}")
     lines.append(f"# state: {info['state']}")
     return lines

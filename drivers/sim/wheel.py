@@ -106,6 +106,7 @@ class WheelSimulator:
         fault_kinds: Sequence[str] = RECOVERABLE,
         fault_hold: float = 8.0,
         recover_after: float = 5.0,
+        misrecord: Sequence[int] = (),
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -143,6 +144,9 @@ class WheelSimulator:
         self._stepped = False
         self.codes: list[int] = []  # what the next self-test reports
         self.history: list[int] = []  # every winning number, oldest first (the wheel's log)
+        #: results (1 = the wheel's first) its log records wrongly: a planted memory fault,
+        #: for tablectl wheel reconcile to find
+        self.misrecord = frozenset(misrecord)
         self.games = 0
         self.sent: list[bytes] = []  # every line written, for tests
         self._buf = bytearray()
@@ -162,6 +166,7 @@ class WheelSimulator:
             "fault_kinds",
             "fault_hold",
             "recover_after",
+            "misrecord",
         }
         unknown = set(sim) - known
         if unknown:
@@ -187,6 +192,7 @@ class WheelSimulator:
             fault_kinds=list(sim.get("fault_kinds", RECOVERABLE)),
             fault_hold=seconds(sim, "fault_hold", 8.0),
             recover_after=seconds(sim, "recover_after", 5.0),
+            misrecord=[int(x) for x in sim.get("misrecord", [])],
         )
 
     def inject(self, kind: str) -> None:
@@ -363,7 +369,8 @@ class WheelSimulator:
             self.blank = True
         else:
             self.last = n
-            self.history.append(n)
+            wrong = len(self.history) + 1 in self.misrecord
+            self.history.append((n + 1) % pockets if wrong else n)
             if not self.mode & 16:  # mode bit 16: no bare number line [dev]
                 self._write(self._two(n))
         self._go(5)

@@ -131,6 +131,8 @@ def apply(
             pause_alarm=None,
             burn_incomplete=False,
             burn_due=0,
+            carried=(),  # out of play with the voided hand (hand.void lists them)
+            extra=0,
         )
     if type_ == "shoe.cut_card":
         return rep(s, last_hand=data["last_hand"], cut_card_out=True)

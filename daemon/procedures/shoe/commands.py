@@ -60,6 +60,10 @@ COMMANDS: dict[str, CommandSpec] = {
 }
 
 
+#: alarms a shoe causes that a new shoe settles
+SHOE_ALARMS = frozenset({"card-out-of-play", "cut-card-unexpected", "too-many-extra-cards"})
+
+
 class ShoeCommands(ShoeParts):
     """Operator, croupier and button commands: betting, shoe change, cards entered, voids."""
 
@@ -108,12 +112,21 @@ class ShoeCommands(ShoeParts):
                     "cards first (house rule require_shuffle)"
                 )
                 return
+            # what the old shoe caused ends with it (journaled): cards after its last hand,
+            # a cut card it did not expect, extra cards past seed 002's two
+            for a in t.alarms.values():
+                if a.kind in SHOE_ALARMS:
+                    d.add(
+                        "alarm.cleared", id=a.id, by=by, reason=f"a new shoe: shoe {s.shoe}'s alarm"
+                    )
             d.add(
                 "shoe.started",
                 shuffle=s.shuffle,
                 shoe=s.shoe + 1,
                 decks=r.decks,
-                burn="none" if r.continuous_shuffler else r.start_burn,
+                # nothing to burn (a continuous shuffler, "none", "fixed:0") reads "none", so
+                # the croupier opens betting for the first hand at once
+                burn="none" if r.first_burn() == 0 else r.start_burn,
                 cut_card=r.cut_card,
                 demo_hands=r.demo_hands,
                 continuous_shuffler=r.continuous_shuffler,

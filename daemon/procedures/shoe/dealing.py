@@ -19,6 +19,7 @@ from daemon.table import (
     TableState,
     line_noise_alarm,
     raise_alarm,
+    raise_or_repeat,
 )
 
 
@@ -67,7 +68,8 @@ class ShoeDealing(ShoeParts):
             return
         if s.phase == "no-shoe" or s.phase == "shoe-ended":
             where = "no shoe is in play" if s.phase == "no-shoe" else f"shoe {s.shoe} has ended"
-            raise_alarm(
+            # one alarm however many cards come (each counted on it); a new shoe clears it
+            aid = raise_or_repeat(
                 t,
                 d,
                 "card-out-of-play",
@@ -83,6 +85,7 @@ class ShoeDealing(ShoeParts):
                 card=h.card,
                 device=h.device,
                 reason="no-shoe" if s.phase == "no-shoe" else "after-last-hand",
+                alarm=aid,
             )
             return
         noise = None if accepted or entered else line_noise_alarm(t, h.device)
@@ -337,8 +340,18 @@ class ShoeDealing(ShoeParts):
         elif s.phase in ("dealing", "paused"):
             last, why = s.hand + 1, "house rule one-more-hand: one more hand after the cut card's"
         else:
-            last = s.hand if s.phase == "betting" else s.hand + 1
-            why = "seed 000/001 art. 3.1: a cut card between hands makes the next hand the last"
+            # seed 000/001 art. 3.1: a cut card between hands (betting open for the next hand
+            # included: none of its cards is out) belongs to the next hand
+            nxt = s.hand if s.phase == "betting" else s.hand + 1
+            if self.rules.cut_card_rule == "last-hand":
+                last = nxt
+                why = "seed 000/001 art. 3.1: a cut card between hands makes the next hand the last"
+            else:
+                last = nxt + 1
+                why = (
+                    "seed 000/001 art. 3.1: a cut card between hands belongs to the next hand; "
+                    "house rule one-more-hand: one more hand after it"
+                )
         d.add(
             "shoe.cut_card",
             shoe=s.shoe,

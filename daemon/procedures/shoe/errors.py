@@ -17,6 +17,15 @@ from daemon.table import (
 )
 
 
+def _hand_cards(boxes: tuple[str, ...], s: ShoeState) -> dict[str, tuple[str, ...]]:
+    """The hand's cards by box; while betting is open, the carried card is its first."""
+    if s.boxes:
+        return dict(s.boxes)
+    if not s.carried:
+        return {}
+    return {b: (s.carried if i == 0 else ()) for i, b in enumerate(boxes)}
+
+
 class DealerErrors(ShoeParts):
     """The procedures for what went wrong at the table, each naming its seed."""
 
@@ -125,7 +134,9 @@ class DealerErrors(ShoeParts):
             reason=reason,
             by=by,
             rule=rule,
-            cards={k: list(v) for k, v in s.boxes.items()},
+            # a carried card (seed 002, the second extra card) is this hand's first card:
+            # out of play with it, never the next hand's
+            cards={k: list(v) for k, v in _hand_cards(self.hand_rules.boxes, s).items()},
             demo=s.demo,
         )
         # The void settles the alarms that were about this hand (a misdeal, a card to enter).
