@@ -48,7 +48,7 @@ def test_the_shipped_schema_is_what_the_structs_generate_and_docs_has_the_same()
 
 def test_there_are_captures_of_every_game():
     games = {p.parent.name for p in EXPECTED}
-    assert {"shoe-line", "cammegh-ss2", "cammegh-m360", "dice-ref", "dragon-tiger"} <= games
+    assert {"shoe-line", "cammegh-ss2", "cammegh-m360", "dice-ref", "dragon-tiger", "tile-line"} <= games
 
 
 @pytest.mark.parametrize("path", EXPECTED, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -230,5 +230,6 @@ def test_every_game_has_its_events_section():
         "Shoe game events (baccarat, dragon tiger)",
         "Roulette events",
         "Sic Bo events",
+        "Mahjong Pai Gow events",
     ):
         assert h in heads, f"docs/events.md has no section {h!r}"

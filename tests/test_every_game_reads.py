@@ -45,6 +45,13 @@ GAMES = {
         "seed = 3\npace = 0.02\nerror_every = 0",
         r"round \d+: [1-6] [1-6] [1-6] = \d+ (big|small|triple)",
     ),
+    "paigow": (
+        "paigow.toml",
+        # a reader that never repeats: tiles come faster than its repeat window here
+        {**SHOE_FAST, "drop_repeats": "false"},
+        "seed = 3\npace = 0.01",
+        r"round \d+: dice (\d+, winners|[1-6]-[1-6]-[1-6] = \d+, first) .+",
+    ),
     "roulette": (
         "roulette.toml",
         {},

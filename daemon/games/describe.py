@@ -84,6 +84,12 @@ class Describer:
 
     # -- the monitor ----------------------------------------------------------------------
 
+    def dealt(self, type_: str, d: Mapping[str, Any]) -> tuple[str, str] | None:
+        """``(box, what)`` when an event puts a card (or a tile) in a box the monitor shows."""
+        if type_ == "card.dealt" and d.get("box") not in ("burn", "void"):
+            return str(d["box"]), str(d["card"])
+        return None
+
     def row(self, d: Mapping[str, Any]) -> str:
         """The monitor's "last:" line for a result."""
         return self.game_name(d)

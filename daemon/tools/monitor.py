@@ -72,8 +72,8 @@ class Model:
             self.marks, self.winners, self.board = [], [], roads_view.Board()
         if t == "betting.opened":
             self.cards = {}
-        elif t == "card.dealt" and d.get("box") not in ("burn", "void"):
-            self.cards.setdefault(d["box"], []).append(d["card"])
+        elif (dealt := game.dealt(t, d)) is not None:
+            self.cards.setdefault(dealt[0], []).append(dealt[1])
         elif t in game.results:
             self.phase = "result"
             self.last_result = game.row(d)
