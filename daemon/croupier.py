@@ -55,7 +55,15 @@ class Croupier:
             elif t == "betting.closed":
                 self._cancel()
             elif (
-                t in ("hand.result", "hand.void", "shoe.burn", "dice.result", "round.void")
+                t
+                in (
+                    "hand.result",
+                    "hand.void",
+                    "shoe.burn",
+                    "dice.result",
+                    "round.result",
+                    "round.void",
+                )
                 or (t == "hand.demo" and ev.data.get("hand", 0) >= self.demo_hands)
                 or (t == "shoe.started" and ev.data.get("burn") == "none" and not self.demo_hands)
             ):

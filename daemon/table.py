@@ -151,7 +151,7 @@ class Game(Protocol):
 
     Found through the ``tabled.games`` entry-point group (:mod:`daemon.games`).
     Optional hooks the table calls when present: ``on_restart(t, d)`` after a crash,
-    ``held_alarm(g)`` for an alarm only the game's own commands settle,
+    ``held_alarm(g)`` for an alarm only the game's own commands settle (``held_help``: how),
     ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots.
     """
 
@@ -457,11 +457,14 @@ class Table:
             if alarm_id == "all":
                 ids.remove(held)
             else:
-                d.refused = (
-                    f"alarm {held} holds the table paused: it clears when the card is entered "
-                    "(`tablectl card CODE`), accepted (`tablectl card accept`), or the hand is "
-                    "voided (`tablectl void hand`)"
+                # the game says how its pause ends (a card game's default below)
+                how = getattr(
+                    self.game,
+                    "held_help",
+                    "it clears when the card is entered (`tablectl card CODE`), accepted "
+                    "(`tablectl card accept`), or the hand is voided (`tablectl void hand`)",
                 )
+                d.refused = f"alarm {held} holds the table paused: {how}"
                 return
         for i in ids:
             d.add("alarm.cleared", id=i, by=c.actor, reason=str(c.args.get("reason", "")))

@@ -55,6 +55,7 @@ def test_there_are_captures_of_every_game():
         "dice-ref",
         "dragon-tiger",
         "blackjack",
+        "tile-line",
     } <= games
 
 

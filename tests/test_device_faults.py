@@ -19,7 +19,7 @@ terminal server with echo on) is pinned in :data:`SPECS` (``echo``):
   to ``*X`` with empty text.
 * ``dice-ref`` and ``shuffler-ref`` send a version request: its echo is a frame
   with a good checksum but no fields, so it is one counted ``Malformed``.
-* ``shoe-line`` sends nothing, so there is nothing to echo (skipped).
+* ``shoe-line`` and ``tile-line`` send nothing, so there is nothing to echo (skipped).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from drivers.serial import READ_SIZE, SerialSettings, SerialTransport
 from drivers.shuffler_readings import ShufflerDoorOpen
 from drivers.shuffler_ref import encode_frame as shuffler_frame
 from drivers.sim.pty import PtyLink
+from drivers.tile_readings import TileDrawn
 
 GUARD = 10.0  # seconds: only a hang ever reaches it
 FLOOD = 1 << 20  # 1 MiB of garbage
@@ -76,6 +77,14 @@ SPECS: dict[str, Spec] = {
         CardDrawn,
         half=b"T",
         more=[b"AS\r\n", b"9D\r\n", b"KC\r\n", b"2H\r\n"],
+    ),
+    "tile-line": Spec(
+        "tile-line",
+        {},
+        b"9p\r\n",
+        TileDrawn,
+        half=b"9",
+        more=[b"wd\r\n", b"1p\r\n", b"5z\r\n", b"3p\r\n"],
     ),
     "cammegh-ss2": Spec(
         "cammegh-ss2",

@@ -231,5 +231,6 @@ def test_every_game_has_its_events_section():
         "Roulette events",
         "Sic Bo events",
         "Blackjack events",
+        "Mahjong Pai Gow events",
     ):
         assert h in heads, f"docs/events.md has no section {h!r}"

@@ -51,6 +51,13 @@ GAMES = {
         "seed = 3\npace = 0.005\nerror_every = 0",
         r"hand \d+: dealer (BLACKJACK|\d+( bust)?)",
     ),
+    "paigow": (
+        "paigow.toml",
+        # a reader that never repeats: tiles come faster than its repeat window here
+        {**SHOE_FAST, "drop_repeats": "false"},
+        "seed = 3\npace = 0.01",
+        r"round \d+: dice (\d+, winners|[1-6]-[1-6]-[1-6] = \d+, first) .+",
+    ),
     "roulette": (
         "roulette.toml",
         {},

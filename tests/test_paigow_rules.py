@@ -40,7 +40,7 @@ def test_each_row_is_what_the_seed_says_it_is(row):
     else:
         assert a != b and not h.pair
         assert h.points == label == (v(a) + v(b)) % 10  # 取其个位数字, white counts 0
-        assert h.name.startswith(f"{label} points")
+        assert h.name.startswith(f"{label} point{'' if label == 1 else 's'} (")
 
 
 @pytest.mark.parametrize("row", range(len(SEED_TABLE) - 1))

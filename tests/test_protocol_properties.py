@@ -54,6 +54,8 @@ from drivers.cards import DECK
 from drivers.hid_scanner import MAX_CODE, HidKeyboardProtocol, HidScannerOptions, key_char
 from drivers.readings import Malformed, Reading, Unknown
 from drivers.shoe_line import ShoeLineOptions, ShoeLineProtocol, line_reading
+from drivers.tile_line import TileLineOptions, TileLineProtocol
+from drivers.tile_readings import ALL_TILES
 
 CI = bool(os.environ.get("CI"))
 
@@ -173,6 +175,37 @@ def shoe_case(encoding: str, drop_repeats: bool = False) -> Case:
         lambda data: any(chr(c).isalnum() for c in data if c < 128),
         traced,
     )
+
+
+# tile-line ---------------------------------------------------------------------------------
+
+TILE_OPTIONS = TileLineOptions(codes={"T10": "wd"})
+TILE_CODES = [*sorted(ALL_TILES), "5z", "7Z", "T10", "ERR", "ERR07"]
+
+
+@st.composite
+def tile_code(draw: st.DrawFn) -> bytes:
+    c = draw(st.sampled_from(TILE_CODES))
+    return (c.upper() if draw(st.booleans()) else c).encode()
+
+
+def tile_traced(r: Reading, data: bytes) -> bool:
+    return r.frame in complete_lines(data) and r == TileLineProtocol(TILE_OPTIONS).line(r.frame)
+
+
+TILES = Case(
+    "tile-line",
+    lambda: TileLineProtocol(TILE_OPTIONS),
+    st.tuples(tile_code(), ENDS).map(b"".join),
+    st.binary(max_size=300)
+    | st.lists(
+        st.sampled_from([b"9p", b"wd", b"5", b"z", b"\r\n", b"\n", b"ERR", b"\xff", b" ", b"~"])
+        | tile_code(),
+        max_size=60,
+    ).map(b"".join),
+    lambda data: any(chr(c).isalnum() for c in data if c < 128),
+    tile_traced,
+)
 
 
 # shuffler-ref ------------------------------------------------------------------------------
@@ -345,7 +378,7 @@ def cammegh_case(name: str, make: Callable[[], Protocol], frame: st.SearchStrate
 
 
 SHOES = [shoe_case(e) for e in ENCODINGS] + [shoe_case("rank-suit", drop_repeats=True)]
-BYTE_CASES = [*SHOES, SHUFFLER, DICE]
+BYTE_CASES = [*SHOES, SHUFFLER, DICE, TILES]
 CAMMEGH = [
     cammegh_case("cammegh-ss2", SS2Protocol, ss2_frame()),
     cammegh_case("cammegh-m360", lambda: M360Protocol("extended"), m360_frame()),
@@ -480,6 +513,7 @@ FIXED_STREAMS: dict[str, bytes] = {
             dice_ref.encode_frame(b"R", bytes([1, 1, 1])),
         ]
     ),
+    "tile-line": b"9p\r\nWD\n5z\rT10\r\nERR07\r\n1p\r\n",
     "cammegh-m360": b"*S\r\n*N\r\n*W 17\r\n*X;4;012;17;0;254;0;0112;0A;1;0C000;23\r\n"
     b" 7\r\n*X;3;012;17;1;254;1;0040;03;?;?????;??\r\n",
 }

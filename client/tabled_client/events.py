@@ -96,6 +96,7 @@ class AlarmRaisedData(Data):
     card: str | UnsetType | None = UNSET
     round: int | UnsetType | None = UNSET
     faces: list[Any] | UnsetType = UNSET
+    tile: str | UnsetType | None = UNSET
     frames: list[str] | UnsetType = UNSET
     code: int | str | UnsetType | None = UNSET
     # line-noise: malformed among the last lines, and what did decode among them
@@ -706,27 +707,105 @@ class DiceRejectedData(Data):
 
 
 class RoundPausedData(Data):
+    """Sic Bo and Mahjong Pai Gow (``n``, ``tile``, ``code``: the tile the round waits on)."""
+
     round: int
     reason: str
     alarm: str
     device: str
     rule: str
+    n: int | UnsetType = UNSET
+    tile: str | UnsetType | None = UNSET
+    code: str | UnsetType = UNSET
 
 
 class RoundResumedData(Data):
+    """Sic Bo and Mahjong Pai Gow (``tile``: the tile a supervisor entered)."""
+
     round: int
     by: str
     alarm: str | None
     rule: str
+    tile: str | UnsetType = UNSET
 
 
 class RoundVoidData(Data):
+    """Sic Bo (``shakes``, ``reshakes``) and Mahjong Pai Gow (``dice``, ``tiles`` so far)."""
+
     round: int
     reason: str
     by: str
     rule: str
-    shakes: int
-    reshakes: int
+    shakes: int | UnsetType = UNSET
+    reshakes: int | UnsetType = UNSET
+    dice: list[int] | UnsetType = UNSET
+    tiles: list[str] | UnsetType = UNSET
+
+
+# -- Mahjong Pai Gow ---------------------------------------------------------------------------------
+
+
+class RoundDiceData(Data):
+    round: int
+    faces: list[int]
+    total: int
+    first: str
+    deal_order: list[str]
+    device: str | None
+    entered_by: str | None
+    rule: str
+
+
+class TileDealtData(Data):
+    round: int
+    tile: str
+    n: int
+    position: str
+    device: str
+    entered_by: str | None
+
+
+class TileHeldData(Data):
+    round: int
+    tile: str | None
+    code: str
+    device: str
+    queued: int
+    reason: str
+
+
+class TileRejectedData(Data):
+    round: int | None
+    tile: str | None
+    code: str
+    device: str
+    reason: str
+    alarm: str
+    rule: str
+
+
+class PositionHand(msgspec.Struct, kw_only=True, frozen=True):
+    """One position's hand in ``round.result``; ``result`` (win/lose) only for players."""
+
+    position: str
+    tiles: list[str]
+    name: str
+    pair: bool
+    points: int
+    rank: int
+    result: str | UnsetType = UNSET
+
+
+class RoundResultData(Data):
+    round: int
+    dice: list[int]
+    total: int
+    first: str
+    tiles: list[str]
+    positions: list[PositionHand]
+    winners: list[str]
+    pairs: list[str]
+    rule: str
 
 
 # -- the envelope and the union -----------------------------------------------------------------------
@@ -810,6 +889,11 @@ DATA: Final[dict[str, type[Data]]] = {
     "box.insurance": BoxInsuranceData,
     "dealer.peeked": DealerPeekedData,
     "dealer.hole_card": DealerHoleCardData,
+    "round.dice": RoundDiceData,
+    "tile.dealt": TileDealtData,
+    "tile.held": TileHeldData,
+    "tile.rejected": TileRejectedData,
+    "round.result": RoundResultData,
 }
 
 

@@ -17,6 +17,7 @@ SIMULATORS: dict[str, str] = {
     "hid-scanner": "drivers.sim.hid_scanner:simulate",
     "shuffler-ref": "drivers.sim.shuffler:simulate",
     "dice-ref": "drivers.sim.dice:simulate",
+    "tile-line": "drivers.sim.tiles:simulate",
 }
 
 

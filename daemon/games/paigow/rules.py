@@ -157,7 +157,7 @@ def _name(tiles: tuple[str, str], pair: bool, points: int) -> str:
     shown = "-".join("white" if t == WHITE else t[0] for t in tiles)
     if pair:
         return "pair of whites" if tiles[0] == WHITE else f"pair of {tiles[0][0]}s"
-    return f"{points} points ({shown})"
+    return f"{points} point{'' if points == 1 else 's'} ({shown})"
 
 
 def hand(tiles: Sequence[str], zero_hands: ZeroHands = "equal") -> Hand:

@@ -1,0 +1,173 @@
+"""A simulated tile reader and the dealer dealing past it, speaking tile-line on a pty.
+
+It follows the table the way a dealer does: once the round's dice are in
+(``round.dice``) it deals twelve tiles from a seeded shuffle of the set, one
+every ``pace`` seconds, each after the table placed the one before; it stops
+on a pause, a result or a void and goes on when the table resumes. It has no
+copy of the game's rules. Dealer and reader errors are injected on request
+(:meth:`inject`) so tests and demos show every procedure through a real pty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from typing import Any, Final
+
+from drivers.sim.faults import FaultQueue
+
+ERRORS: Final = (
+    "unreadable",  # the next tile is sent as the read-error code
+    "foreign",  # the next tile is read as a tile from another suit (5m)
+    "extra-tile",  # a 13th tile after the result (seed 002 extra card, for tiles)
+    "early-tile",  # a tile as soon as betting opens
+    "garbage",  # line noise before the next tile
+    "repeat",  # the next tile is sent twice
+)
+#: what ``error_every`` picks from: none of them needs a supervisor.
+EVERYDAY: Final = ("extra-tile", "garbage", "repeat")
+#: seed 002: 20 tiles, two of each dot tile and two white (the game's default set).
+DEFAULT_SET: Final = {**{f"{n}p": 2 for n in range(1, 10)}, "wd": 2}
+ROUND_TILES: Final = 12
+
+
+class TileSimulator:
+    def __init__(
+        self,
+        *,
+        seed: int = 1,
+        pace: float = 0.5,
+        tiles: dict[str, int] | None = None,
+        codes: dict[str, str] | None = None,
+        read_error_code: str | None = "ERR",
+        errors: Sequence[str] = (),
+        error_every: int = 0,
+    ) -> None:
+        self.seed = seed
+        self.pace = pace
+        self.set = dict(DEFAULT_SET if tiles is None else tiles)
+        self.codes = {v: k for k, v in (codes or {}).items()}  # tile → the device's own code
+        self.error_code = read_error_code
+        self.pending = FaultQueue(ERRORS, "tile error", errors, in_order=True)
+        self.error_every = error_every
+        self.rng = random.Random(seed)
+        self.wall: list[str] = []  # the shuffled tiles still to deal, next last
+        self.history: list[str] = []  # every tile dealt, as it really is
+        self.link: Any = None
+        self._rounds = 0
+        self._dealing = False
+        self._want = 0
+        self._wake = asyncio.Event()
+
+    @classmethod
+    def from_options(cls, reader: Any, sim: dict[str, Any]) -> TileSimulator:
+        known = {"seed", "pace", "errors", "error_every", "tiles"}
+        unknown = set(sim) - known
+        if unknown:
+            raise ValueError(
+                f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
+            )
+        tiles = sim.get("tiles")
+        return cls(
+            seed=int(sim.get("seed", 1)),
+            pace=float(sim.get("pace", 0.5)),
+            tiles={str(k): int(v) for k, v in tiles.items()} if tiles else None,
+            codes=dict(reader.codes),
+            read_error_code=reader.read_error_code,
+            errors=list(sim.get("errors", [])),
+            error_every=int(sim.get("error_every", 0)),
+        )
+
+    def inject(self, kind: str) -> None:
+        self.pending.add(kind)
+
+    # -- the pty ---------------------------------------------------------------------------
+
+    def attach(self, link: Any) -> None:
+        self.link = link
+
+    async def run(self) -> None:
+        """Deal while tiles are due; the link's ``opened`` gates every write."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._want > 0:
+                await self.link.opened.wait()
+                await asyncio.sleep(self.pace)
+                if self._want <= 0:
+                    break
+                self._want -= 1
+                self.draw()
+
+    def _line(self, text: str) -> None:
+        self.link.write(text.encode("ascii") + b"\r\n")
+
+    def draw(self) -> None:
+        """Deal the next tile past the reader (a capture generator calls it on its own clock)."""
+        if not self.wall:
+            self._shuffle(self._rounds + 1)
+        t = self.wall.pop()
+        self.history.append(t)
+        code = self.codes.get(t, t)
+        if self.pending.take("garbage"):
+            self.link.write(bytes(self.rng.randrange(256) for _ in range(12)) + b"\r\n")
+        if self.pending.take("unreadable") and self.error_code:
+            code = self.error_code
+        elif self.pending.take("foreign"):
+            code = "5m"
+        self._line(code)
+        if self.pending.take("repeat"):
+            self._line(code)
+
+    def _deal(self, n: int = 1) -> None:
+        self._want += n
+        self._wake.set()
+
+    def _shuffle(self, round_: int) -> None:
+        """seed 002: the tiles are shuffled before every round (需将20张牌洗干净)."""
+        tiles = [t for t, n in sorted(self.set.items()) for _ in range(n)]
+        random.Random(self.seed * 1000 + round_).shuffle(tiles)
+        self.wall = tiles
+
+    # -- following the table -----------------------------------------------------------------
+
+    def on_events(self, events: Sequence[Any]) -> None:
+        for ev in events:
+            self._on(ev.type, ev.data)
+
+    def _on(self, t: str, data: dict[str, Any]) -> None:
+        if t == "betting.opened":
+            self._rounds = int(data["round"])
+            self._shuffle(self._rounds)
+            if self.error_every and self._rounds % self.error_every == 0:
+                self.pending.append(self.rng.choice(EVERYDAY))
+            if self.pending.take("early-tile"):
+                self._deal()
+        elif t == "round.dice":
+            self._dealing = True
+            self._deal()
+        elif t in ("tile.dealt", "round.resumed") and self._dealing and self._want == 0:
+            self._deal()
+        elif t == "round.paused":
+            self._want = 0
+        elif t in ("round.result", "round.void"):
+            self._dealing = False
+            self._want = 0
+            if t == "round.result" and self.pending.take("extra-tile"):
+                self._deal()
+
+    def resume(self, table: dict[str, Any]) -> None:
+        """Carry on after a daemon restart from where the journal says the table is."""
+        if table.get("round"):
+            self._rounds = int(table["round"])
+            self._shuffle(self._rounds)
+            del self.wall[len(self.wall) - int(table.get("tiles_dealt", 0)) :]
+        if table.get("phase") == "dealing":
+            self._dealing = True
+            self._deal()
+
+
+def simulate(driver_options: Any, sim: dict[str, Any]) -> TileSimulator:
+    """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
+    return TileSimulator.from_options(driver_options, sim)
