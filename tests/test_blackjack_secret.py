@@ -56,6 +56,10 @@ publish = "tcp://127.0.0.1:{pub}"
 replay = "tcp://127.0.0.1:{rep}"
 heartbeat_interval = 0.2
 
+[control]
+# the test is the game server and the croupier through the main socket (its default is viewer)
+role = "supervisor"
+
 [log]
 format = "json"
 """
