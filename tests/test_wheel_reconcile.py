@@ -79,6 +79,7 @@ def roulette_config(tmp_path, misrecord: list[int]):
         text,
     )
     group = grp.getgrgid(os.getgid()).gr_name  # a technician's socket, for the wheel's commands
+    text = re.sub(r"^roles = .*\n", "", text, flags=re.M)  # the demo's own technician socket
     text = text.replace("[control]\n", f'[control]\nroles = {{ technician = "{group}" }}\n', 1)
     cfg = tmp_path / "roulette.toml"
     cfg.write_text(text)
