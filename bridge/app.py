@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 
 from bridge import config as bridge_config
-from bridge.core import FloorBridge
+from bridge.core import FloorBridge, NatsUnreachable
 from daemon import logs
 from daemon.config import ConfigError
 
@@ -85,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(_run(cfg, base))
     except KeyboardInterrupt:
         return 130
+    except NatsUnreachable as e:
+        log.error(str(e))
+        return 1
     return 0
 
 

@@ -13,10 +13,23 @@ from typing import Annotated, Any
 import msgspec
 
 from daemon.config import ConfigError, check
+from daemon.security import SecurityError, check_secret_file
 
 _TableId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")]
 _Stream = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 _Positive = Annotated[float, msgspec.Meta(gt=0)]
+
+
+class Tls(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """``[nats.tls]``: verify the servers' certificates, and show our own if they ask."""
+
+    #: the CA that signed the servers' certificates (PEM); without it, the system's CAs
+    ca: str | None = None
+    #: our client certificate and its key (PEM), for servers that verify clients
+    cert: str | None = None
+    key: str | None = None
+    #: the name the servers' certificates must carry, when it is not the URL's host
+    hostname: str | None = None
 
 
 class Nats(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -32,6 +45,17 @@ class Nats(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     max_age: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     #: seconds to wait for JetStream's ack of one publish before trying again
     publish_timeout: _Positive = 5.0
+    #: seconds to keep trying to reach NATS at start before giving up (systemd restarts)
+    connect_timeout: _Positive = 30.0
+    #: how the bridge proves who it is, at most one: a NATS credentials file (JWT and
+    #: nkey seed, as ``nsc`` writes them), an nkey seed file, a token file, or a user
+    #: with a password file. Secrets stay in files, never in this config.
+    creds: str | None = None
+    nkey_seed: str | None = None
+    token_file: str | None = None
+    user: str | None = None
+    password_file: str | None = None
+    tls: Tls | None = None
 
 
 class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -83,6 +107,7 @@ def parse(raw: dict[str, Any], path: Path) -> BridgeConfig:
             f = getattr(t, key)
             if f and not (path.parent / f).is_file():
                 errors.append(f"{where}.{key}: no such file {f!r}")
+    errors += _nats_errors(cfg.nats, path)
     if not cfg.tables:
         errors.append("tables: no [[tables]] listed: nothing to follow")
     if not cfg.nats.servers:
@@ -90,6 +115,39 @@ def parse(raw: dict[str, Any], path: Path) -> BridgeConfig:
     if errors:
         raise ConfigError(path, errors)
     return cfg
+
+
+#: the [nats] keys that name a file only its owner may read
+_SECRETS = ("creds", "nkey_seed", "token_file", "password_file")
+
+
+def _nats_errors(n: Nats, path: Path) -> list[str]:
+    """What is wrong with ``[nats]``'s identity and TLS: conflicts, missing or open files."""
+    errors: list[str] = []
+    ways = [k for k in ("creds", "nkey_seed", "token_file", "user") if getattr(n, k)]
+    if len(ways) > 1:
+        errors.append(f"nats: {' and '.join(ways)} both given: choose one way to log in")
+    if (n.user is None) != (n.password_file is None):
+        have, need = ("user", "password_file") if n.user else ("password_file", "user")
+        errors.append(f"nats.{have}: needs nats.{need} too")
+    files = [(f"nats.{k}", getattr(n, k), k in _SECRETS) for k in _SECRETS]
+    if n.tls is not None:
+        if (n.tls.cert is None) != (n.tls.key is None):
+            errors.append("nats.tls: cert and key go together: give both or neither")
+        files += [("nats.tls.ca", n.tls.ca, False), ("nats.tls.cert", n.tls.cert, False)]
+        files.append(("nats.tls.key", n.tls.key, True))
+    for key, f, secret in files:
+        if f is None:
+            continue
+        p = path.parent / f
+        if not p.is_file():
+            errors.append(f"{key}: no such file {f!r}")
+        elif secret:
+            try:
+                check_secret_file(p)
+            except SecurityError as e:
+                errors.append(f"{key}: {e}")
+    return errors
 
 
 def load(path: str | Path) -> BridgeConfig:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from nats.js.api import StorageType, StreamConfig
 from tabled_client.chain import GENESIS, ChainBroken
 from tabled_client.table import Received, TableFollower
 
-from bridge.config import BridgeConfig, Table
+from bridge.config import BridgeConfig, Nats, Table
 from bridge.metrics import serve
 from daemon.sdnotify import Notifier
 
@@ -96,6 +97,60 @@ def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, byt
     return c.public, c.secret, c.server
 
 
+#: what a server or TLS says when it will never let this bridge in as configured
+REFUSED = (
+    nats.errors.AuthorizationError,
+    nats.errors.InvalidUserCredentialsError,
+    nats.errors.SecureConnRequiredError,
+    nats.errors.SecureConnWantedError,
+    nats.errors.SecureConnFailedError,
+    ssl.SSLError,
+)
+
+
+class NatsUnreachable(Exception):
+    """The bridge cannot start: NATS refused it or did not answer."""
+
+
+def _refusal(e: BaseException) -> bool:
+    """A "-ERR" a server sends a login it refuses comes as a plain nats Error."""
+    text = str(e).lower()
+    return (
+        isinstance(e, REFUSED)
+        or "authorization violation" in text
+        or ("authentication" in text and "expired" in text)
+    )
+
+
+def _why(e: BaseException) -> str:
+    if isinstance(e, nats.errors.AuthorizationError) or "authorization violation" in str(e).lower():
+        return "Authorization Violation: the server refused the login (user, password, creds)"
+    text = str(e) or type(e).__name__
+    return f"{type(e).__name__}: {text}" if text != type(e).__name__ else text
+
+
+def nats_identity(n: Nats, base: Path) -> dict[str, Any]:
+    """nats-py's connect options for ``[nats]``'s login and TLS (files relative to ``base``)."""
+    opts: dict[str, Any] = {}
+    if n.creds:
+        opts["user_credentials"] = str(base / n.creds)
+    if n.nkey_seed:
+        opts["nkeys_seed"] = str(base / n.nkey_seed)
+    if n.token_file:
+        opts["token"] = (base / n.token_file).read_text("utf-8").strip()
+    if n.user and n.password_file:
+        opts["user"] = n.user
+        opts["password"] = (base / n.password_file).read_text("utf-8").rstrip("\r\n")
+    if n.tls is not None:
+        ctx = ssl.create_default_context(cafile=str(base / n.tls.ca) if n.tls.ca else None)
+        if n.tls.cert and n.tls.key:
+            ctx.load_cert_chain(str(base / n.tls.cert), str(base / n.tls.key))
+        opts["tls"] = ctx
+        if n.tls.hostname:
+            opts["tls_hostname"] = n.tls.hostname
+    return opts
+
+
 class FloorBridge:
     def __init__(self, cfg: BridgeConfig, base: Path) -> None:
         self.cfg = cfg
@@ -114,7 +169,19 @@ class FloorBridge:
     # -- NATS -------------------------------------------------------------------------
 
     async def connect(self) -> None:
+        """Connect to NATS, or fail with the reason: refused logins and certificates at once.
+
+        nats-py retries an initial connect for ever when reconnects are unlimited, so a
+        wrong password would look like a bridge starting. A refusal the server or TLS
+        gives is final (the config is wrong); an unreachable NATS is tried for
+        ``connect_timeout`` seconds, then the bridge exits and systemd restarts it.
+        """
+        final = asyncio.Event()
+        last: list[BaseException] = []
+
         async def disconnected() -> None:
+            if self.nc is None:
+                return
             self.nats_state = "disconnected"
             self.nats_disconnects += 1
             log.warning("nats disconnected")
@@ -124,19 +191,42 @@ class FloorBridge:
             log.info("nats reconnected", server=str(self.nc.connected_url.netloc))
 
         async def error(e: Exception) -> None:
+            last.append(e)
+            if self.nc is None and _refusal(e):
+                final.set()
             log.warning("nats error", error=str(e) or type(e).__name__)
 
-        self.nc = await nats.connect(
-            self.cfg.nats.servers,
-            max_reconnect_attempts=-1,
-            reconnect_time_wait=0.5,
-            allow_reconnect=True,
-            connect_timeout=2,
-            disconnected_cb=disconnected,
-            reconnected_cb=reconnected,
-            error_cb=error,
-            name="tabled-bridge",
+        connecting = asyncio.create_task(
+            nats.connect(
+                self.cfg.nats.servers,
+                **nats_identity(self.cfg.nats, self.base),
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                allow_reconnect=True,
+                connect_timeout=2,
+                disconnected_cb=disconnected,
+                reconnected_cb=reconnected,
+                error_cb=error,
+                name="tabled-bridge",
+            )
         )
+        refused = asyncio.create_task(final.wait())
+        done, _ = await asyncio.wait(
+            {connecting, refused},
+            timeout=self.cfg.nats.connect_timeout,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        refused.cancel()
+        if connecting not in done:
+            connecting.cancel()
+            with contextlib.suppress(BaseException):
+                await connecting
+            why = _why(last[-1]) if last else "no answer"
+            raise NatsUnreachable(
+                f"cannot connect to NATS {', '.join(self.cfg.nats.servers)}: {why}"
+                + ("" if final.is_set() else f" (tried for {self.cfg.nats.connect_timeout:g} s)")
+            )
+        self.nc = connecting.result()
         self.nats_state = "connected"
         self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
         await self._stream()

@@ -548,6 +548,12 @@ async def main():
 asyncio.run(main())
 
 assert msgspec.json.decode(msgspec.json.encode({"card": "TH"})) == {"card": "TH"}
+
+# tabled-bridge.service: TLS to NATS, its client and the metrics endpoint
+import ssl, nats, prometheus_client
+from cryptography.hazmat.primitives.asymmetric import ec
+ec.generate_private_key(ec.SECP256R1())
+ssl.create_default_context().load_default_certs()
 db = sqlite3.connect(sys.argv[1] + "/j.db")
 db.execute("pragma journal_mode=wal"); db.execute("create table t(x)"); db.commit()
 factory = MockFactory()
@@ -576,3 +582,42 @@ def test_native_dependencies_run_without_wx_memory(tmp_path):
         pytest.skip(result.stdout.strip())
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "OK"
+
+
+# -- tabled-bridge.service ------------------------------------------------------------------
+
+BRIDGE = SYSTEMD_DIR / "tabled-bridge.service"
+
+
+@pytest.fixture(scope="module")
+def bridge_root(tmp_path_factory) -> Path:
+    _need("systemd-analyze")
+    root = make_root(tmp_path_factory.mktemp("bridge"), UNIT.read_text())
+    (root / "etc/systemd/system/tabled-bridge.service").write_text(BRIDGE.read_text())
+    exe = single(parse_unit(BRIDGE.read_text())["Service"], "ExecStart").split()[0]
+    stub = root / exe.lstrip("/")
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    return root
+
+
+def test_bridge_unit_is_notify_with_watchdog_and_always_restarts():
+    s = parse_unit(BRIDGE.read_text())["Service"]
+    assert single(s, "Type") == "notify" and single(s, "NotifyAccess") == "main"
+    assert single(s, "Restart") == "always" and single(s, "WatchdogSec") == "10"
+    # the same install prefix as the table's unit, so one drop-in recipe serves both
+    assert (
+        single(s, "ExecStart").split()[0].rsplit("/", 1)[0] == exec_start_binary().rsplit("/", 1)[0]
+    )
+    assert "--config /etc/tabled/bridge.toml" in single(s, "ExecStart")
+
+
+@pytest.mark.system
+def test_bridge_unit_verifies_and_is_locked_down(bridge_root):
+    result = analyze(bridge_root, "verify", "tabled-bridge.service")
+    noise = [x for x in (result.stdout + result.stderr).splitlines() if "tabled-bridge" in x]
+    assert noise == [] and result.returncode == 0, result.stdout + result.stderr
+    sec = analyze(bridge_root, "security", "--offline=true", "--no-pager", "tabled-bridge.service")
+    assert sec.returncode == 0, sec.stderr
+    exposure = float(re.search(r"Overall exposure level for \S+: (\d+\.\d+)", sec.stdout)[1])
+    assert exposure <= 2.5, sec.stdout

@@ -188,6 +188,9 @@ class Floor:
     fake_endpoints: dict[str, list[str]] = field(default_factory=dict)
     keys: Path | None = None
     metrics_port: int = 0
+    #: extra nats-server config (TLS, authorization) and the bridge's [nats] lines for it
+    nats_conf: str = ""
+    nats_lines: list[str] = field(default_factory=list)
 
     @property
     def bridge_config(self) -> Path:
@@ -195,7 +198,7 @@ class Floor:
 
     def start(self, *, deal: bool = True) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsServer(self.folder / "nats")
+        self.nats = NatsServer(self.folder / "nats", conf=self.nats_conf)
         self.nats.start()
         if self.curve_tables:
             self.keys = self.folder / "keys"
@@ -259,6 +262,7 @@ class Floor:
             "[nats]",
             f'servers = ["{self.nats.url}"]',
             "publish_timeout = 2.0",
+            *self.nats_lines,
             "",
             "[bridge]",
             f'listen = "127.0.0.1:{self.metrics_port}"',
@@ -348,15 +352,20 @@ class Mismatch(AssertionError):
 
 
 async def verify(
-    url: str, want: dict[str, tuple[str, int]], timeout: float = 60.0, stream: str = "TABLES"
+    url: str,
+    want: dict[str, tuple[str, int]],
+    timeout: float = 60.0,
+    stream: str = "TABLES",
+    **connect: Any,
 ) -> dict[str, int]:
     """Wait until JetStream holds every table's events up to ``want``, then check them all.
 
     For each table: each (journal, seq) exactly once, seqs 1, 2, 3 … in stream order per
     journal, each message id ``<table>:<journal>:<seq>``, and the hash chain verifies from
     seq 1 with the client's check. Returns events per table. Raises :class:`Mismatch`.
+    ``connect``: nats-py's options for a server with TLS or a login.
     """
-    nc = await nats.connect(url)
+    nc = await nats.connect(url, **connect)
     got: dict[str, list[tuple[dict[str, str], bytes]]] = {}
     try:
         js = nc.jetstream()

@@ -28,22 +28,29 @@ def available() -> str | None:
 class NatsServer:
     """``nats-server -js`` on a free port with its store in ``folder``; restartable in place."""
 
-    def __init__(self, folder: Path, port: int | None = None) -> None:
+    def __init__(self, folder: Path, port: int | None = None, conf: str = "") -> None:
         self.folder = folder
         self.port = port or free_port()
+        #: extra nats-server config (TLS, authorization), written to a file it reads
+        self.conf = conf
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        return f"{'tls' if 'tls' in self.conf else 'nats'}://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 15.0) -> None:
         """Start it; ready when it logs "Server is ready" (it has no other readiness signal)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         log = (self.folder / "nats-server.log").open("ab")
+        extra: list[str] = []
+        if self.conf:
+            (self.folder / "nats.conf").write_text(self.conf)
+            extra = ["-c", str(self.folder / "nats.conf")]
         self.proc = subprocess.Popen(
             [
                 "nats-server",
+                *extra,
                 "-js",
                 "-sd",
                 str(self.folder / "store"),
