@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 import sys
-import time
 
-import pytest
 from daemon_harness import ROOT, endpoints, fast_copy, tablectl
 from test_daemon_dragon_tiger_sicbo import daemons  # noqa: F401
+from tmux_pane import Pane
 
 from daemon.games.blackjack import rules as r
 from daemon.subscriber import Follower
@@ -72,27 +69,9 @@ def test_config_blackjack_plays_by_itself(tmp_path, daemons):  # noqa: F811
 
 def monitor_screen(cfg, pred, timeout: float = 20.0) -> str:
     """`tablectl monitor` in an 80×24 tmux pane, until its screen matches ``pred``."""
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed (apt install tmux)")
-    session = f"bjmon{int(time.time() * 1000) % 100000}"
     cmd = f"{sys.executable} -m daemon.cli --config {cfg} monitor --seconds 30"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", "-c", str(ROOT), cmd],
-        check=True,
-    )
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            # tmux offers no change notification: the pane is polled, bounded
-            s = subprocess.run(
-                ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
-            ).stdout
-            if pred(s):
-                return s
-            time.sleep(0.2)
-        raise AssertionError(f"screen never matched:\n{s}")
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    with Pane(cmd, ROOT) as pane:
+        return pane.wait_for(pred, timeout)
 
 
 def test_tablectl_plays_a_round_and_a_refusal_says_why(tmp_path, daemons):  # noqa: F811

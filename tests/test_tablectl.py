@@ -7,10 +7,10 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
+from tmux_pane import Pane
 
 from daemon.subscriber import Follower
 
@@ -115,42 +115,12 @@ def test_a_command_below_its_role_is_refused_and_changes_nothing(tmp_path):
 def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
     cfg = write_config(tmp_path, sim="seed = 9\npace = 0.01\n")
     d = Daemon(cfg)
-    session = f"mon{int(time.time() * 1000) % 100000}"
+    pane = None
     try:
         d.start()
         cmd = f"{sys.executable} -m daemon.cli --config {cfg} monitor --seconds 25"
-        subprocess.run(
-            [
-                "tmux",
-                "new-session",
-                "-d",
-                "-s",
-                session,
-                "-x",
-                "80",
-                "-y",
-                "24",
-                "-c",
-                str(ROOT),
-                cmd,
-            ],
-            check=True,
-        )
-
-        def screen() -> str:
-            return subprocess.run(
-                ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
-            ).stdout
-
-        def wait_for(pred, timeout=15.0) -> str:
-            # the screen is polled because tmux offers no change notification; bounded
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                s = screen()
-                if pred(s):
-                    return s
-                time.sleep(0.2)
-            raise AssertionError(f"screen never matched:\n{screen()}")
+        pane = Pane(cmd, ROOT)
+        wait_for = pane.wait_for
 
         # the device rows come with a heartbeat that may follow the first events
         s = wait_for(lambda s: "bead plate" in s and "shoe 1" in s and "hand " in s and " ok " in s)
@@ -170,7 +140,8 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
         s = wait_for(lambda s: seq_on(s) > seq_before + 5)
         assert "bead plate" in s
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        if pane is not None:
+            pane.close()
         d.stop()
         d.close()
 
