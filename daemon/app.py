@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -26,7 +27,6 @@ import zmq.asyncio
 
 from daemon import logs, tables
 from daemon.bus import Bus
-from daemon.buttons import button_submit
 from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
@@ -40,9 +40,9 @@ from daemon.sdnotify import Notifier
 from daemon.security import Security
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
+from daemon.transports import Wiring, start_device
 from drivers.base import driver_class
 from drivers.noise import rule_for
-from drivers.serial import SerialSettings, SerialTransport
 
 log = structlog.get_logger("tabled")
 
@@ -74,7 +74,8 @@ class Daemon:
         self.notifier = notifier or Notifier.from_env()
         self.started_mono = self.clock.mono()
         self.devices: dict[str, DeviceRunner] = {}
-        self.sims: dict[str, Any] = {}
+        #: what a device's factory left to close once the journal is (a simulator's pty)
+        self._closers: list[Callable[[], None]] = []
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
         self.version = package_version()
@@ -297,8 +298,8 @@ class Daemon:
         self.pipeline.close()
         # Sealed only when this process verified the chain and alone wrote to it since.
         self.journal.close(seal=self.pipeline.failed is None)
-        for link in self.sims.values():
-            link.close()
+        for close in self._closers:
+            close()
         log.info("tabled stopped", last_seq=self.journal.last_seq)
 
     async def _close_sockets(self) -> None:
@@ -312,9 +313,18 @@ class Daemon:
     # -- devices ----------------------------------------------------------------------------
 
     def _start_devices(self, devices: list[DeviceConfig]) -> None:
-        from drivers.sim.pty import PtyLink
-
+        """Each device on the transport its driver's kind opens (``daemon/transports.py``)."""
         self._device_tasks: list[asyncio.Task[Any]] = []
+        summary = getattr(self.table.game, "summary", None)
+        wiring = Wiring(
+            submit=self.pipeline.submit,
+            state=lambda: self.pipeline.state,
+            summary=None if summary is None else lambda: summary(self.pipeline.state.game),
+            listen=self.pipeline.listeners.append,
+            spawn=self._spawn_device_task,
+            closing=self._closers.append,
+            mono=self.clock.mono,
+        )
         for dc in devices:
             driver = driver_class(dc.driver)(self.s.device_options[dc.name])
             runner = DeviceRunner(
@@ -326,72 +336,11 @@ class Daemon:
                 mono=self.clock.mono,
                 wall=self.clock.wall,
             )
-            port = dc.port
-            if driver.transport == "gpio":
-                # The panel is its own transport (port "gpio", or "sim" for mock pins): buttons
-                # submit commands, the shoe switch reads through the runner, the light follows
-                # committed events.
-                panel: Any = driver.panel(  # type: ignore[attr-defined]
-                    button_submit(self.pipeline.submit, dc.name),
-                    name=dc.name,
-                    port=port,
-                    sim=dc.sim,
-                    state=lambda: self.pipeline.state,
-                    reconnect_max=dc.reconnect_max,
-                    clock=self.clock.mono,
-                )
-                self.pipeline.listeners.append(panel.on_events)
-                self._attach(dc, runner, panel)
-                continue
-            usb_backend: Any = None
-            if port == "sim" and driver.transport == "usb":
-                # A simulated USB device needs no pty: the simulator is the transport's pyusb
-                # backend (drivers/sim/hid_scanner.py); it types only while the interface is held.
-                usb_sim = driver.simulator(dc.sim)
-                usb_backend = usb_sim.backend
-                self.sims[dc.name] = usb_sim
-                runner.on_link.append(
-                    lambda up, s=usb_sim: s.opened.set() if up else s.opened.clear()
-                )
-                self.pipeline.listeners.append(usb_sim.on_events)
-                summary = getattr(self.table.game, "summary", None)
-                if summary is not None and hasattr(usb_sim, "resume"):
-                    usb_sim.resume(summary(self.pipeline.state.game))
-                if hasattr(usb_sim, "run"):
-                    self._device_tasks.append(
-                        asyncio.create_task(usb_sim.run(), name=f"sim:{dc.name}")
-                    )
-            elif port == "sim":
-                link = PtyLink()
-                sim = driver.simulator(dc.sim)
-                sim.attach(link)
-                self.sims[dc.name] = link
-                runner.on_link.append(
-                    lambda up, link=link: link.opened.set() if up else link.opened.clear()
-                )
-                self.pipeline.listeners.append(sim.on_events)
-                summary = getattr(self.table.game, "summary", None)
-                if summary is not None and hasattr(sim, "resume"):
-                    sim.resume(summary(self.pipeline.state.game))
-                self._device_tasks.append(asyncio.create_task(sim.run(), name=f"sim:{dc.name}"))
-                port = link.path
-            if driver.transport == "usb":
-                transport: Any = driver.usb_transport(  # type: ignore[attr-defined]
-                    reconnect_max=dc.reconnect_max, clock=self.clock.mono, backend=usb_backend
-                )
-                self._attach(dc, runner, transport)
-                continue
-            d = driver.serial_defaults
-            settings = SerialSettings(
-                baudrate=dc.baudrate or d.baudrate,
-                bytesize=dc.bytesize or d.bytesize,
-                parity=dc.parity or d.parity,
-                stopbits=dc.stopbits or d.stopbits,
-            )
-            transport = SerialTransport(
-                port, settings, reconnect_max=dc.reconnect_max, clock=self.clock.mono
-            )
-            self._attach(dc, runner, transport)
+            self._attach(dc, runner, start_device(dc, driver, runner, wiring))
+
+    def _spawn_device_task(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """A device's or simulator's task: cancelled first at shutdown, before the drain."""
+        self._device_tasks.append(asyncio.create_task(coro, name=name))
 
     def _attach(self, dc: DeviceConfig, runner: DeviceRunner, transport: Any) -> None:
         """One device's runner on its transport, tapped for traces, running until shutdown."""
@@ -400,9 +349,7 @@ class Daemon:
         runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
         runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
         self.devices[dc.name] = runner
-        self._device_tasks.append(
-            asyncio.create_task(transport.run(runner), name=f"device:{dc.name}")
-        )
+        self._spawn_device_task(transport.run(runner), f"device:{dc.name}")
 
     def _device_actions(self, events: Any) -> None:
         """Committed decisions that a device must hear: technicians' commands, void acknowledgements."""

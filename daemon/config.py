@@ -324,6 +324,7 @@ def _check_rules_against(
 def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
     """Read, validate and resolve one table config; raise :class:`ConfigError` listing every problem."""
     from daemon import games
+    from daemon.transports import transport_problem
 
     env = dict(os.environ) if env is None else env
     p = Path(path)
@@ -368,6 +369,9 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                 errors.append(f"devices[{i}].driver: {e}")
                 continue
             before = len(errors)
+            problem = transport_problem(cls, str(dev.get("port", "")))
+            if problem is not None:
+                errors.append(f"devices[{i}].driver: {problem}")
             opts = dev.get("options", {})
             if isinstance(opts, dict):  # not a table: the Config check above said so, once
                 check(opts, cls.Options, f"devices[{i}].options", errors)

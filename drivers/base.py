@@ -11,6 +11,7 @@ do I/O and never raise on bad input: garbage becomes a counted
 from __future__ import annotations
 
 import abc
+import typing
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Literal
@@ -161,6 +162,34 @@ class Driver(abc.ABC):
         from drivers.sim import simulator_for
 
         return simulator_for(self.name, self.options, options)
+
+
+@typing.runtime_checkable
+class UsbDriver(typing.Protocol):
+    """A ``transport = "usb"`` driver also builds its transport from its own options (vid,
+    pid, interface): ``backend`` is a pyusb backend (a simulator's), None for libusb."""
+
+    def usb_transport(
+        self, *, reconnect_max: float, clock: Callable[[], float], backend: Any = None
+    ) -> Any: ...
+
+
+@typing.runtime_checkable
+class GpioDriver(typing.Protocol):
+    """A ``transport = "gpio"`` driver is its own transport: ``panel`` returns its runtime,
+    run like any transport (``run(sink)``, ``write``), with mock pins for ``port = "sim"``."""
+
+    def panel(
+        self,
+        submit: Callable[..., Any] | None,
+        *,
+        name: str,
+        port: str,
+        sim: Any,
+        state: Callable[[], Any] | None,
+        reconnect_max: float,
+        clock: Callable[[], float],
+    ) -> Any: ...
 
 
 class DriverError(Exception):
