@@ -1,1 +1,1 @@
-"""Blackjack (seed 003 part III): ``rules.py`` the pure rules, ``state.py`` the round's state and apply, ``table.py`` its decide, ``clock.py`` its timers, ``describe.py`` how it reads."""
+"""Blackjack (seed 003 part III): ``rules.py`` the pure rules; ``state.py`` house rules, round state and apply; ``expects.py`` what is next; ``dealing.py``, ``errors.py``, ``commands.py``, ``settle.py`` the round's decide by job; ``table.py`` the game class; ``clock.py`` its timers; ``describe.py`` how it reads."""

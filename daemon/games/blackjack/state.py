@@ -1,4 +1,4 @@
-"""Blackjack's round state and how each event folds into it (the *apply* half).
+"""Blackjack's house rules, its round state and how each event folds into it (the *apply* half).
 
 The round lives beside the shoe's own state (:class:`BlackjackState` extends
 the shoe procedures' state), so burn, cut card, voids, unreadable cards and
@@ -10,14 +10,57 @@ published: ``docs/decisions.md``, "The hole card").
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from daemon.games.blackjack import rules as r
-from daemon.procedures.shoe import ShoeState
+from daemon.procedures.shoe import ShoeRules, ShoeState
 
 Step = Literal["deal", "insurance", "hole-check", "play", "dealer", "over"]
+RATIO = r"^\d{1,3}:\d{1,3}$"
+
+
+class BlackjackRules(ShoeRules, forbid_unknown_fields=True, frozen=True):
+    """House rules; ``docs/procedures.md`` gives each one's seed and default."""
+
+    #: seed 003 part III §3.3.1: the cut card 4 decks from the back of the shoe.
+    cut_card: Annotated[int, msgspec.Meta(ge=0)] = 208
+    #: seed 003 part III §2.1.5: a system failure voids the round (on by default here).
+    system_failure_voids_hand: bool = True
+    #: §1.2.1: up to seven players.
+    boxes: Annotated[int, msgspec.Meta(ge=1, le=7)] = 7
+    #: §2.3.1: blackjack pays at least 3:2; §1.2.3: the sign says the odds.
+    blackjack_pays: Annotated[str, msgspec.Meta(pattern=RATIO)] = "3:2"
+    #: §2.5.3: insurance pays 2:1.
+    insurance_pays: Annotated[str, msgspec.Meta(pattern=RATIO)] = "2:1"
+    #: §2.5: insurance is offered under an ace.
+    insurance: bool = True
+    #: §1.3.2: any limits on doubling: ``any`` two cards, hard ``9-11`` or ``10-11``.
+    double_on: Literal["any", "9-11", "10-11"] = "any"
+    #: §2.6 doubles "the first two cards dealt to the player": not a split hand's, unless the house says so.
+    double_after_split: bool = False
+    #: §2.7 (the casino's discretion): split aces get one card each.
+    split_aces_one_card: bool = True
+    #: §2.2: a dealer blackjack takes the bets; ``original`` returns doubled and split stakes.
+    dealer_blackjack_takes: Literal["all", "original"] = "all"
+    #: §3.5.2–3: the time a box has to decide; then the box stands.
+    decision_seconds: Annotated[float, msgspec.Meta(gt=0)] = 15.0
+    #: §3.7: the time the boxes have to take insurance.
+    insurance_seconds: Annotated[float, msgspec.Meta(gt=0)] = 10.0
+    #: the demo's virtual game server: players who bet and decide by themselves (0: none).
+    virtual_players: Annotated[int, msgspec.Meta(ge=0, le=7)] = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.demo_hands:
+            raise ValueError(
+                "demo_hands: blackjack deals no demonstration hands (seed 003 part III)"
+            )
+        if self.virtual_players > self.boxes:
+            raise ValueError(
+                f"virtual_players ({self.virtual_players}) exceeds boxes ({self.boxes})"
+            )
 
 
 class Hand(msgspec.Struct, frozen=True):

@@ -15,6 +15,20 @@ from daemon.procedures.shoe.state import (
 )
 
 
+def took_out(s: ShoeState, card: str | None, data: dict[str, Any]) -> ShoeState:
+    """One card out of the shoe (``card.dealt``): counted against the shoe's inventory, and
+    the device that read it noted (a hand depends on it). ``card`` is None only for a card
+    the event does not name (blackjack's hole card counts from its secret part)."""
+    rep = msgspec.structs.replace
+    if card is not None:
+        s = rep(s, seen={**s.seen, card: s.seen.get(card, 0) + 1})
+    s = rep(s, out=s.out + 1)
+    dev = data.get("device")
+    if dev and dev not in s.readers and not data.get("entered_by"):
+        s = rep(s, readers=(*s.readers, dev))
+    return s
+
+
 def apply(
     rules: ShoeRules, boxes_of: tuple[str, ...], s: ShoeState, type_: str, data: dict[str, Any]
 ) -> ShoeState:
@@ -22,10 +36,7 @@ def apply(
     rep = msgspec.structs.replace
     if type_ == "card.dealt":
         card, box = data["card"], data["box"]
-        s = rep(s, seen={**s.seen, card: s.seen.get(card, 0) + 1}, out=s.out + 1)
-        dev = data.get("device")
-        if dev and dev not in s.readers and not data.get("entered_by"):
-            s = rep(s, readers=(*s.readers, dev))
+        s = took_out(s, card, data)
         if box == "burn":
             if s.phase == "burning":
                 if data.get("exposed"):

@@ -22,6 +22,18 @@ from daemon.table import (
     raise_or_repeat,
 )
 
+R_LAST_HAND = "seed 000/001 art. 3.1: the cut card's hand was the last"
+
+
+def end_shoe_after(
+    s: ShoeState, d: Decision, hand: int, *, cards_out: int, rule: str = R_LAST_HAND
+) -> None:
+    """Hand ``hand`` is over (settled or void): when the cut card made it the last, so is the shoe."""
+    if s.last_hand is not None and hand >= s.last_hand:
+        d.add(
+            "shoe.ended", shoe=s.shoe, hands=hand, reason="cut-card", cards_out=cards_out, rule=rule
+        )
+
 
 class ShoeDealing(ShoeParts):
     """Each card drawn is placed in shoe order; a card that cannot be placed pauses the hand."""
@@ -135,17 +147,7 @@ class ShoeDealing(ShoeParts):
         """Assign one card in shoe order: burn, hand card, extra card or misdeal."""
         card = h.card
         assert card is not None
-        at = {
-            "shoe": s.shoe,
-            "card": card,
-            "shoe_position": s.out + 1,
-            "device": h.device,
-            "face_up": h.face_up,
-        }
-        if h.claimed_box is not None:
-            at["claimed_box"] = h.claimed_box
-        if entered:
-            at["entered_by"] = by
+        at = {**self._at(s, h, by=by, entered=entered), "card": card}
         if h.face_up:
             at["face_up_rule"] = "seed 000/001 art. 4: a reversed card stands"
         p = s.phase
@@ -167,9 +169,11 @@ class ShoeDealing(ShoeParts):
                     rule=self._burn_rule(),
                 )
         elif p == "betting":
-            aid = raise_alarm(
+            self._set_aside(
                 t,
                 d,
+                at,
+                {"hand": s.hand, "position": 0, "misdeal": True},
                 "card-before-betting-closed",
                 f"card {card} left the shoe while betting was open for hand {s.hand}",
                 rule="seed 003 §2.1.6: a hand's first card leaves the shoe only after betting closed",
@@ -179,7 +183,6 @@ class ShoeDealing(ShoeParts):
                 card=card,
                 hand=s.hand,
             )
-            d.add("card.dealt", hand=s.hand, box="burn", position=0, misdeal=True, alarm=aid, **at)
         elif p == "demo" or (p == "settling" and s.demo):
             if not s.demo:
                 d.add("hand.started", shoe=s.shoe, hand=s.demo_hand + 1, demo=True)
@@ -218,6 +221,36 @@ class ShoeDealing(ShoeParts):
             else:
                 self._deal(s, d, at, hand=s.hand, demo=False)
 
+    @staticmethod
+    def _at(s: ShoeState, h: Held, *, by: str | None, entered: bool) -> dict[str, Any]:
+        """Where a card came from, as every ``card.dealt`` of it says (its place aside)."""
+        at: dict[str, Any] = {
+            "shoe": s.shoe,
+            "shoe_position": s.out + 1,
+            "device": h.device,
+            "face_up": h.face_up,
+        }
+        if h.claimed_box is not None:
+            at["claimed_box"] = h.claimed_box
+        if entered:
+            at["entered_by"] = by
+        return at
+
+    @staticmethod
+    def _set_aside(
+        t: TableState,
+        d: Decision,
+        at: dict[str, Any],
+        place: dict[str, Any],
+        kind: str,
+        message: str,
+        **alarm: Any,
+    ) -> None:
+        """A card no one may have, burned with the alarm that says why (``place``: its
+        ``card.dealt`` fields beside ``at``: hand, position, the flags that mark it)."""
+        aid = raise_alarm(t, d, kind, message, **alarm)
+        d.add("card.dealt", box="burn", alarm=aid, **place, **at)
+
     def _burn_rule(self) -> str:
         r = self.rules.start_burn
         if r == "first-card":
@@ -254,9 +287,11 @@ class ShoeDealing(ShoeParts):
                 **at,
             )
         else:
-            aid = raise_alarm(
+            self._set_aside(
                 t,
                 d,
+                at,
+                {"hand": s.hand + 1, "position": n, "extra_card": True, "misdeal": True},
                 "too-many-extra-cards",
                 f"card {h.card} is extra card {n} drawn between hands",
                 rule="seed 002 covers two extra cards; more is a dealing error (seed 000/001 art. 10)",
@@ -264,16 +299,6 @@ class ShoeDealing(ShoeParts):
                 "`tablectl void shoe`",
                 device=h.device,
                 card=h.card,
-            )
-            d.add(
-                "card.dealt",
-                hand=s.hand + 1,
-                box="burn",
-                position=n,
-                extra_card=True,
-                misdeal=True,
-                alarm=aid,
-                **at,
             )
 
     def _deal(
@@ -300,15 +325,7 @@ class ShoeDealing(ShoeParts):
         # the scoreboards ride on the result, so an overlay draws them without the rules
         data["roads"] = roads.update((*s.board(), data["winner"]), self.hand_rules.boxes)
         d.add("hand.result", **data)
-        if s.last_hand is not None and hand >= s.last_hand:
-            d.add(
-                "shoe.ended",
-                shoe=s.shoe,
-                hands=hand,
-                reason="cut-card",
-                cards_out=s.out + 1,
-                rule="seed 000/001 art. 3.1: the cut card's hand was the last",
-            )
+        end_shoe_after(s, d, hand, cards_out=s.out + 1)
 
     def _cut_card(self, t: TableState, s: ShoeState, d: Decision, source: str) -> None:
         if self.rules.continuous_shuffler or s.phase in ("no-shoe", "shoe-ended") or s.cut_card_out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.procedures.shoe.dealing import end_shoe_after
 from daemon.procedures.shoe.state import (
     Held,
     ShoeParts,
@@ -143,15 +144,8 @@ class DealerErrors(ShoeParts):
         for a in t.alarms.values():
             if a.hand is not None and a.hand == s.hand and not s.demo:
                 d.add("alarm.cleared", id=a.id, by=by, reason="hand voided")
-        if end_shoe and not s.demo and s.last_hand is not None and s.hand >= s.last_hand:
-            d.add(
-                "shoe.ended",
-                shoe=s.shoe,
-                hands=s.hand,
-                reason="cut-card",
-                cards_out=s.out,
-                rule="seed 000/001 art. 3.1: the cut card's hand was the last",
-            )
+        if end_shoe and not s.demo:
+            end_shoe_after(s, d, s.hand, cards_out=s.out)
 
     def _resume(
         self, t: TableState, s: ShoeState, d: Decision, first: Held, *, by: str, entered: bool
