@@ -108,7 +108,7 @@ class LogSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 
 class SecuritySection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """Paths to key files only (never key material): see daemon/security.py and docs/config.md."""
+    """Paths to key files only (never key material): see daemon/security/keyfiles.py and docs/config.md."""
 
     #: the table's CURVE secret certificate: CURVE on publish, replay and a tcp control socket
     server_key: str | None = None

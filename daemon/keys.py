@@ -24,7 +24,8 @@ import zmq
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.security import ROLES, key_id
+from daemon.security.checkpoints import key_id
+from daemon.security.keyfiles import ROLES
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
