@@ -30,6 +30,7 @@ IDLE = (
 LAYERS: tuple[tuple[str, str], ...] = (
     ("daemon/journal.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
     ("daemon/events.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
+    ("daemon/publisher.py", "publish (zmq)"),
     ("daemon/bus.py", "publish (zmq)"),
     ("structlog/", "logging (structlog JSON lines)"),
     ("daemon/logs.py", "logging (structlog JSON lines)"),

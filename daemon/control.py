@@ -56,7 +56,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon.bus import EndpointError, bind, ipc_path, prepare_ipc, probe_unix
+from daemon.ipc import EndpointError, bind, ipc_path, prepare_ipc, probe_unix
 
 if TYPE_CHECKING:
     from daemon.security import ClientCurve, ServerCurve

@@ -17,25 +17,45 @@ while its slots are held by clients that stopped reading, until it drops them):
 the follower asks again after a jittered, doubling pause, so many followers
 starting at once spread out instead of asking in lockstep, and gives up with
 :class:`ReplayFailed` only when ``timeout`` seconds pass without being served.
+The pause waits on the follower's stop event, so :meth:`Follower.close` from
+another thread ends it at once; its time is injected (``clock``), so a test of
+the backoff waits on no wall clock.
+
+:func:`replay` is the bare asyncio client of the replay socket (one request,
+its frames and end marker), for tools that want a range rather than a stream.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import zmq
+import zmq.asyncio
 
-from daemon.events import Event, decode
+from daemon.events import Event, canonical, decode
+from daemon.replay_server import END_PREFIX, ERROR_PREFIX, ReplayError
 from daemon.security import ClientCurve
 
 
 class ReplayFailed(Exception):
     pass
+
+
+@dataclass(slots=True)
+class FollowerClock:
+    """The follower's time: ``mono`` for deadlines; ``wait(seconds)`` pauses and returns
+    True when the follower was stopped meanwhile; ``jitter()`` spreads the pauses."""
+
+    mono: Callable[[], float] = time.monotonic
+    wait: Callable[[float], bool] | None = None  # None: the follower's stop event
+    jitter: Callable[[], float] = field(default=lambda: random.uniform(0.5, 1.5))
 
 
 class Follower:
@@ -51,8 +71,13 @@ class Follower:
         journal_id: str | None = None,
         ctx: zmq.Context[Any] | None = None,
         curve: ClientCurve | tuple[bytes, bytes, bytes] | None = None,
+        clock: FollowerClock | None = None,
     ) -> None:
         self.ctx = ctx or zmq.Context.instance()
+        self._stopped = threading.Event()
+        self.clock = clock or FollowerClock()
+        if self.clock.wait is None:
+            self.clock.wait = self._stopped.wait
         self.curve = ClientCurve.of(curve) if curve is not None else None
         self.replay_endpoint = replay
         self.last_seq = last_seq
@@ -79,6 +104,8 @@ class Follower:
         self._live = False
 
     def close(self) -> None:
+        """Stop: a backoff pause in progress (in another thread) ends at once."""
+        self._stopped.set()
         self.sub.close()
 
     #: the first pause after ``busy`` and the longest (seconds); each pause is jittered
@@ -86,17 +113,20 @@ class Follower:
 
     def _replay(self, start: int, stop: int | None, timeout: float) -> list[Event]:
         """One replay; a busy table is asked again with backoff until ``timeout`` runs out."""
-        deadline = time.monotonic() + timeout
+        clock = self.clock
+        assert clock.wait is not None
+        deadline = clock.mono() + timeout
         delay = self.BUSY_FIRST
         while True:
             try:
                 return self._replay_once(start, stop, timeout)
             except ReplayFailed as e:
-                left = deadline - time.monotonic()
+                left = deadline - clock.mono()
                 if not str(e).startswith("busy") or left <= 0:
                     raise
                 self.busy_retries += 1
-                time.sleep(min(left, delay * random.uniform(0.5, 1.5)))
+                if clock.wait(min(left, delay * clock.jitter())):
+                    raise ReplayFailed("the follower was closed while the table was busy") from e
                 delay = min(delay * 2, self.BUSY_MAX)
 
     def _replay_once(self, start: int, stop: int | None, timeout: float) -> list[Event]:
@@ -188,3 +218,47 @@ class Follower:
             if time.monotonic() > deadline:
                 break
         raise TimeoutError(f"no matching event in {timeout} s (got {len(out)} others)")
+
+
+async def replay(
+    ctx: zmq.asyncio.Context,
+    endpoint: str,
+    start: int,
+    stop: int | None = None,
+    timeout: float = 10.0,
+    *,
+    curve: ClientCurve | tuple[bytes, bytes, bytes] | None = None,
+) -> tuple[list[bytes], dict[str, Any]]:
+    """Ask the replay socket at ``endpoint`` for events ``start..stop``.
+
+    Returns the event frames (stored canonical bytes, in seq order) and the
+    end marker. Raises :class:`daemon.replay_server.ReplayError` on an error reply, or
+    when ``timeout`` seconds pass without any frame arriving (also what a
+    refused CURVE key looks like: ``curve`` is ``(client_public, client_secret,
+    server_public)``, z85).
+    """
+    request: dict[str, Any] = {"from": start}
+    if stop is not None:
+        request["to"] = stop
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        if curve is not None:
+            ClientCurve.of(curve).apply(sock)
+        sock.connect(endpoint)
+        await sock.send(canonical(request))
+        frames: list[bytes] = []
+        while True:
+            if not await sock.poll(timeout * 1000, zmq.POLLIN):
+                raise ReplayError(
+                    f"no answer from the replay socket at {endpoint} within {timeout}s "
+                    f"({len(frames)} events received)"
+                )
+            frame = await sock.recv()
+            if frame.startswith(END_PREFIX):
+                return frames, msgspec.json.decode(frame)
+            if frame.startswith(ERROR_PREFIX):
+                raise ReplayError(msgspec.json.decode(frame)["error"])
+            frames.append(frame)
+    finally:
+        sock.close(linger=0)

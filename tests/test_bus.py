@@ -22,9 +22,12 @@ import zmq
 import zmq.asyncio
 
 from daemon import journal as journal_mod
-from daemon.bus import Bus, BusError, EndpointError, ReplayError, replay
+from daemon.bus import Bus, BusError
 from daemon.events import Draft, decode
+from daemon.ipc import EndpointError
 from daemon.journal import Batch, Journal
+from daemon.replay_server import ReplayError
+from daemon.subscriber import replay
 
 TCP = "tcp://127.0.0.1:*"
 TIME = "2026-01-01T00:00:00.000Z"
@@ -455,7 +458,7 @@ async def test_large_replay_does_not_stall_the_loop(ctx, jpath):
     """
     path, j = jpath
     b = Bus(ctx, table="t1", publish=TCP, replay=TCP, journal_path=path, replay_hwm=100_000)
-    b.REPLAY_CHUNK = 100
+    b.replay.REPLAY_CHUNK = 100
     await b.start()
     extra = j.append([Batch(drafts=[Draft("test.tock", {})], time=TIME, mono=None)])
     samples: list[int] = []
@@ -514,7 +517,7 @@ async def test_busy_when_all_replay_slots_are_taken_and_gone_client_frees_its_sl
             assert decode(await stuck.recv()).seq == 1
             with pytest.raises(ReplayError, match="busy"):
                 await replay(ctx, b.replay_endpoint, 1, 5)
-            streams = set(b._streams)
+            streams = set(b.replay._streams)
             assert len(streams) == 1
             stuck.close(0)  # the client goes away mid-stream
             await asyncio.gather(*streams)  # its stream ends (EHOSTUNREACH), freeing the slot
@@ -608,7 +611,7 @@ async def test_a_second_request_on_one_connection_is_refused_while_its_replay_ru
             frames = [await s.recv() for _ in range(3)]
             errors = [f for f in frames if f.startswith(b'{"error":')]
             assert len(errors) == 1 and b"in progress" in errors[0]
-            assert len(b._streams) == 1
+            assert len(b.replay._streams) == 1
 
         await asyncio.wait_for(scenario(), LIMIT)
     finally:
@@ -625,4 +628,85 @@ async def test_followers_starting_at_once_retry_busy_and_all_catch_up(ctx, big_j
         assert all(seqs == list(range(1, N_EVENTS + 1)) for seqs, _ in got)
         assert sum(retries for _, retries in got) >= 1  # some were told busy, and asked again
     finally:
+        await b.close()
+
+
+async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeout(ctx, big_jpath):
+    """The follower's backoff on an injected clock: pauses double from BUSY_FIRST, the
+    last is cut to what is left of ``timeout``, then the busy reply is the error."""
+    from daemon.subscriber import Follower, FollowerClock, ReplayFailed
+
+    b = Bus(
+        ctx,
+        table="t1",
+        publish=TCP,
+        replay=TCP,
+        journal_path=big_jpath,
+        replay_hwm=1,
+        replay_concurrency=1,
+        replay_idle=LIMIT * 10,  # the silent client keeps its slot for the whole test
+    )
+    await b.start()
+    silent = _silent(ctx, b.replay_endpoint)
+    now = [0.0]
+    pauses: list[float] = []
+
+    def wait(seconds: float) -> bool:
+        pauses.append(seconds)
+        now[0] += seconds
+        return False
+
+    clock = FollowerClock(mono=lambda: now[0], wait=wait, jitter=lambda: 1.0)
+    f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1", clock=clock)
+    try:
+        await silent.send(b'{"from": 1}')
+        await asyncio.wait_for(silent.recv(), LIMIT)  # its stream holds the one slot
+        with pytest.raises(ReplayFailed, match="busy"):
+            await asyncio.wait_for(asyncio.to_thread(f._replay, 1, 5, 1.0), LIMIT)
+        assert pauses == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.25])
+        assert f.busy_retries == 5
+    finally:
+        f.close()
+        silent.close(0)
+        await b.close()
+
+
+async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
+    """``close`` from another thread wakes a follower pausing for a busy table."""
+    from daemon.subscriber import Follower, ReplayFailed
+
+    b = Bus(
+        ctx,
+        table="t1",
+        publish=TCP,
+        replay=TCP,
+        journal_path=big_jpath,
+        replay_hwm=1,
+        replay_concurrency=1,
+        replay_idle=LIMIT * 10,
+    )
+    await b.start()
+    silent = _silent(ctx, b.replay_endpoint)
+    f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1")
+    f.BUSY_FIRST = LIMIT * 10  # a pause far beyond the test's guard: only close can end it
+    pausing = threading.Event()
+    stop_wait = f.clock.wait
+    assert stop_wait is not None
+
+    def wait(seconds: float) -> bool:
+        pausing.set()
+        return stop_wait(seconds)
+
+    f.clock.wait = wait
+    try:
+        await silent.send(b'{"from": 1}')
+        await asyncio.wait_for(silent.recv(), LIMIT)
+        follower = asyncio.create_task(asyncio.to_thread(f._replay, 1, 5, LIMIT * 100))
+        assert await asyncio.to_thread(pausing.wait, LIMIT)  # told busy, it pauses
+        f.close()
+        with pytest.raises(ReplayFailed, match="closed"):
+            await asyncio.wait_for(follower, LIMIT)
+    finally:
+        f.close()
+        silent.close(0)
         await b.close()

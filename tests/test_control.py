@@ -24,7 +24,6 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon.bus import EndpointError
 from daemon.control import (
     ControlClient,
     ControlError,
@@ -32,6 +31,7 @@ from daemon.control import (
     DaemonUnreachable,
     Peer,
 )
+from daemon.ipc import EndpointError
 
 LIMIT = 20.0  # seconds: a hang guard for each test, never a measurement
 

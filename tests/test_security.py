@@ -28,12 +28,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon import cli
-from daemon.bus import Bus, ReplayError, replay
+from daemon.bus import Bus
 from daemon.config import load
 from daemon.control import ControlClient, ControlError, ControlServer, DaemonUnreachable, Peer
 from daemon.events import Draft
 from daemon.journal import Batch, Journal
 from daemon.keys import KeyExists, create_checkpoint, create_curve
+from daemon.replay_server import ReplayError
 from daemon.security import (
     BUS_DOMAIN,
     CONTROL_DOMAIN,
@@ -50,6 +51,7 @@ from daemon.security import (
     read_cert,
     verify_checkpoint,
 )
+from daemon.subscriber import replay
 
 TCP = "tcp://127.0.0.1:*"
 TIME = "2026-01-01T00:00:00.000Z"
@@ -355,7 +357,7 @@ async def test_curve_without_a_running_authenticator_refuses_to_bind(ctx, keys, 
     )
     with pytest.raises(SecurityError, match="ZAP authenticator is not running"):
         await b.start()
-    assert b._pub is None and b._router is None
+    assert b.pub._pub is None and b.replay._router is None
     await b.close()
 
 
