@@ -8,7 +8,7 @@ RUNTIME := $(VENV)/.runtime
 CONFIG ?= config/demo.toml
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test faults bench floor lint lock install-check clean
+.PHONY: run test faults bench floor lint lock man install-check clean
 
 $(RUNTIME): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ lock: $(STAMP)
 	$(PIP) -e '.[lock]'
 	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
 	  --no-emit-index-url --no-emit-find-links --output-file requirements/table-pc.txt pyproject.toml
+
+# the shipped man pages (docs/man, package data) from the parsers; commit what it rewrites
+man: $(STAMP)
+	$(BIN)/python -m daemon.manpages
 
 # issue 15's acceptance: the wheel into a clean Debian 12 chroot, tabled-setup, verify, uninstall (root)
 install-check: $(STAMP)

@@ -35,6 +35,8 @@ TMPFILES = "etc/tmpfiles.d/tabled.conf"
 UNIT = "etc/systemd/system/tabled@.service"
 RULES = "etc/udev/rules.d/99-tabled.rules"
 MAN = "usr/local/share/man/man1"
+#: the pages the package ships (``docs/man``, ``daemon/manpages.py``)
+MAN_PAGES = ("tablectl", "tabled-setup")
 CONF_DIR = "etc/tabled"
 STATE_DIR = "var/lib/tabled"
 
@@ -171,7 +173,7 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
         Step(f"write {t.at(UNIT)} (ExecStart={tabled_binary()})", _write(t.at(UNIT), unit, 0o644)),
         _rules_step(t),
         Step(
-            f"write the man pages {t.at(MAN)}/tablectl.1 and tabled-setup.1 (from the parsers)",
+            f"write the man pages {', '.join(f'{t.at(MAN)}/{n}.1' for n in MAN_PAGES)}",
             _write_man(t),
         ),
     ]
@@ -214,12 +216,12 @@ def _rules_step(t: Target) -> Step:
 
 
 def _write_man(t: Target) -> Callable[[], None]:
-    def do() -> None:
-        from daemon.cli import parser as tablectl_parser
-        from daemon.tools.shell import man_page
+    """The package's own pages (package data, ``daemon/manpages.py``), copied as they are."""
 
-        for name, p in (("tablectl", tablectl_parser()), ("tabled-setup", build_parser())):
-            _write(t.at(f"{MAN}/{name}.1"), man_page(p), 0o644)()
+    def do() -> None:
+        for name in MAN_PAGES:
+            page = shipped.path("man", f"{name}.1").read_text(encoding="utf-8")
+            _write(t.at(f"{MAN}/{name}.1"), page, 0o644)()
 
     return do
 
@@ -267,8 +269,7 @@ def uninstall_steps(t: Target) -> list[Step]:
             RULES + ".dist",
             TMPFILES,
             SYSUSERS,
-            f"{MAN}/tablectl.1",
-            f"{MAN}/tabled-setup.1",
+            *(f"{MAN}/{name}.1" for name in MAN_PAGES),
         ):
             steps.append(Step(f"remove {t.at(rel)}", _remove(t.at(rel))))
         steps.append(Step(f"remove {t.at(CONF_DIR)} if empty", lambda: _rmdir(t.at(CONF_DIR))))

@@ -1,7 +1,8 @@
-"""The files the package carries besides code: example configs, systemd units, udev rules.
+"""The files the package carries besides code: example configs, systemd units, udev rules, man pages.
 
-In a wheel they are package data (``daemon/data/config``, ``daemon/data/systemd``:
-``setup.py`` maps the repository's ``config/`` and ``systemd/`` there), so an
+In a wheel they are package data (``daemon/data/config``, ``daemon/data/systemd``,
+``daemon/data/man``: ``setup.py`` maps the repository's ``config/``, ``systemd/`` and
+``docs/man/`` there), so an
 installed tabled finds them without the repository. From a clone or an editable
 install they are read where they live, in the repository.
 """
@@ -11,19 +12,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["config", "systemd"]
+Kind = Literal["config", "systemd", "man"]
 
 _REPO = Path(__file__).resolve().parents[1]
+#: where each kind lives in the repository (setup.py maps the same folders)
+IN_REPO: dict[Kind, str] = {"config": "config", "systemd": "systemd", "man": "docs/man"}
 
 
 def folder(kind: Kind) -> Path:
     """The directory holding the shipped ``kind`` files."""
-    for candidate in (Path(__file__).resolve().parent / "data" / kind, _REPO / kind):
+    for candidate in (Path(__file__).resolve().parent / "data" / kind, _REPO / IN_REPO[kind]):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(
         f"the package's {kind} files are missing: reinstall tabled "
-        f"(neither daemon/data/{kind} nor {_REPO / kind} exists)"
+        f"(neither daemon/data/{kind} nor {_REPO / IN_REPO[kind]} exists)"
     )
 
 

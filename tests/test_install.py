@@ -55,12 +55,16 @@ def wheel(tmp_path_factory) -> Path:
     return found
 
 
-def test_the_wheel_carries_configs_and_systemd_files(wheel, tmp_path):
+def test_the_wheel_carries_configs_systemd_files_and_man_pages(wheel, tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for cfg in (ROOT / "config").glob("*.toml"):
         assert f"daemon/data/config/{cfg.name}" in names
     for f in (ROOT / "systemd").iterdir():
         assert f"daemon/data/systemd/{f.name}" in names
+    for name in install.MAN_PAGES:
+        page = zipfile.ZipFile(wheel).read(f"daemon/data/man/{name}.1").decode()
+        assert page == (ROOT / "docs/man" / f"{name}.1").read_text()
+        assert page.startswith(f'.TH {name.upper().replace("-", chr(92) + "-")} "1"'), page[:80]
     scripts = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     )
@@ -79,6 +83,17 @@ def test_the_wheel_carries_configs_and_systemd_files(wheel, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert Path(r.stdout.strip()) == site / "daemon" / "data" / "systemd"
+    # and tablectl man, run from the unpacked wheel, prints the page the wheel carries
+    r = subprocess.run(
+        [sys.executable, "-m", "daemon.cli", "man"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (site / "daemon/data/man/tablectl.1").read_text()
 
 
 def make_pc(tmp: Path) -> Path:
@@ -146,8 +161,10 @@ def test_install_then_uninstall_a_table_of_demo_shape(tmp_path):
     assert f"ExecStart={install.tabled_binary()} --config /etc/tabled/%i.toml" in unit
     assert (etc / "systemd/system/multi-user.target.wants/tabled@demo.service").is_symlink()
     assert (etc / "udev/rules.d/99-tabled.rules").is_file()
-    man = (pc / "usr/local/share/man/man1/tablectl.1").read_text()
-    assert man.startswith(".TH") and "tablectl recall" in man
+    for name in install.MAN_PAGES:
+        man = (pc / f"usr/local/share/man/man1/{name}.1").read_text()
+        assert man == (ROOT / "docs/man" / f"{name}.1").read_text()
+    assert "tablectl recall" in (pc / "usr/local/share/man/man1/tablectl.1").read_text()
 
     # an edited rules file survives a second install; the example goes beside it
     rules = etc / "udev/rules.d/99-tabled.rules"
@@ -172,6 +189,7 @@ def test_install_then_uninstall_a_table_of_demo_shape(tmp_path):
         "etc/sysusers.d/tabled.conf",
         "etc/tmpfiles.d/tabled.conf",
         "usr/local/share/man/man1/tablectl.1",
+        "usr/local/share/man/man1/tabled-setup.1",
     ):
         assert not (pc / gone).exists(), f"uninstall left {gone}"
     assert journal.read_bytes() == b"the record"

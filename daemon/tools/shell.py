@@ -5,8 +5,9 @@
   parsed from that;
 * every command's help ends with an example (one written here, else one made
   from the command's own arguments), so ``tablectl X --help`` always shows one;
-* ``tablectl completion bash|zsh|tcsh`` (shtab) and ``tablectl man`` (a man page
-  from the parser itself, argparse-manpage) are generated, never written by hand;
+* ``tablectl completion bash|zsh|tcsh`` (shtab) and ``tablectl man`` (the shipped man
+  page, made from the parser itself by argparse-manpage: ``daemon/manpages.py``) are
+  generated, never written by hand;
 * one top-level handler: a bad input ends in one line saying what is wrong and a
   documented exit code, never in a traceback.
 """
@@ -86,8 +87,8 @@ def register(sub: Any, top: Callable[[], argparse.ArgumentParser]) -> None:
     c = sub.add_parser("completion", help="print a shell completion script (shtab)")
     c.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell to complete in")
     c.set_defaults(func=lambda a: _completion(top(), a.shell))
-    m = sub.add_parser("man", help="print tablectl's man page, made from this parser")
-    m.set_defaults(func=lambda a: _man(top()))
+    m = sub.add_parser("man", help="print tablectl's man page (made from this parser by make man)")
+    m.set_defaults(func=lambda a: _man())
 
 
 def _completion(p: argparse.ArgumentParser, shell: str) -> int:
@@ -97,15 +98,11 @@ def _completion(p: argparse.ArgumentParser, shell: str) -> int:
     return EXIT_OK
 
 
-def _man(p: argparse.ArgumentParser) -> int:
-    sys.stdout.write(man_page(p))
+def _man() -> int:
+    from daemon import shipped
+
+    sys.stdout.write(shipped.path("man", "tablectl.1").read_text(encoding="utf-8"))
     return EXIT_OK
-
-
-def man_page(p: argparse.ArgumentParser) -> str:
-    from build_manpages.manpage import Manpage
-
-    return str(Manpage(p))
 
 
 def parse(
