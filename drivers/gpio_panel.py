@@ -24,14 +24,15 @@ Three parts, two of them pure:
   runner, drives the light from committed events, and reopens with backoff
   after a failure.
 
-gpiozero chooses its pin factory itself (``Device.pin_factory``, else the
-``GPIOZERO_PIN_FACTORY`` environment variable, else its default order); this
-module never names one, except that ``port = "sim"`` gives the panel a
-private ``MockFactory`` for demos. gpiozero drives real pins only on a
+With ``pin_factory = "auto"`` gpiozero chooses its pin factory itself
+(``Device.pin_factory``, else the ``GPIOZERO_PIN_FACTORY`` environment
+variable, else its default order); ``port = "sim"`` gives the panel a private
+``MockFactory`` for demos. gpiozero's own factories drive real pins only on a
 Raspberry Pi; on any other PC opening fails with ``BadPinFactory`` or
 ``PinUnknownPi``, which the panel reports as ``disconnected`` with the fix.
-An x86 edge PC needs another GPIO backend (libgpiod) behind this same
-interface: :class:`GpioPanel` is all the daemon sees.
+``pin_factory = "gpiod"`` drives the gpiochip named by ``chip`` through
+libgpiod (``drivers/gpiod_pins.py``, any Linux PC): the same gpiozero devices,
+a new factory for every opening, and a chip that goes away is a lost panel.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ STABLE_AFTER = 5.0
 NOT_A_PI = (
     "gpiozero drives real pins only on a Raspberry Pi: on a Pi install lgpio "
     "(apt install python3-lgpio, or pip install lgpio) or set GPIOZERO_PIN_FACTORY; "
-    "an x86 edge PC needs a libgpiod backend (not included); "
+    'on any other Linux PC set pin_factory = "gpiod" (libgpiod) and chip (gpiodetect lists '
+    "the chips); "
     'for a demo without pins use port = "sim"'
 )
 
@@ -137,8 +139,21 @@ class GpioPanelOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: the button is refused, and says why). ``"supervisor"`` is a choice the config
     #: makes when the button is wired under the supervisor's key switch.
     void_role: Role = "dealer"
+    #: the pins' backend: ``auto``, gpiozero's own choice (a Raspberry Pi); ``gpiod``, the
+    #: gpiochip ``chip`` through libgpiod (any Linux PC: drivers/gpiod_pins.py)
+    pin_factory: Literal["auto", "gpiod"] = "auto"
+    #: with ``pin_factory = "gpiod"``: the chip's path, ``gpiochipN`` name or label
+    #: (``gpiodetect`` shows them; a label survives a USB adapter's new number)
+    chip: str | None = None
 
     def __post_init__(self) -> None:
+        if self.chip is not None and self.pin_factory != "gpiod":
+            raise ValueError(
+                'chip: only with pin_factory = "gpiod" (gpiozero\'s own factories choose '
+                "their chip)"
+            )
+        if self.chip is not None and not self.chip.strip():
+            raise ValueError('chip: empty; give a path ("/dev/gpiochip0"), a name or a label')
         used: dict[str, str] = {}
         names = [*BUTTONS, *SWITCHES, *(f"light_{c}" for c in LIGHTS)]
         for name in names:
@@ -593,6 +608,8 @@ class GpioPanel:
         finally:
             self._running = False
             self._close_devices()
+            if self.o.pin_factory == "gpiod" and self.factory is not None:
+                _quiet_close(self.factory)  # its chip and edge thread
 
     async def _pause(self, delay: float) -> bool:
         try:
@@ -622,6 +639,17 @@ class GpioPanel:
 
             self._factory_given = MockFactory()
             return self._factory_given
+        if self.o.pin_factory == "gpiod" and self.port == "gpio":
+            from drivers import gpiod_pins
+
+            if self.factory is not None:  # the last opening's chip: a factory is one opening
+                _quiet_close(self.factory)
+            try:
+                f = gpiod_pins.GpiodFactory(self.o.chip or gpiod_pins.DEFAULT_CHIP)
+            except Exception as e:
+                raise PanelUnavailable(gpiod_pins.explain(e)) from None
+            f.when_lost = functools.partial(self._chip_lost, f)
+            return f
         if self.port != "gpio":
             raise PanelUnavailable(
                 f"port {self.port!r}: a gpio-panel's port is \"gpio\" (gpiozero chooses the pins' "
@@ -722,6 +750,19 @@ class GpioPanel:
     def _fail(self, reason: str) -> None:
         if self._lost is not None and not self._lost.done():
             self._lost.set_result(reason)
+
+    def _chip_lost(self, factory: Any, reason: str) -> None:
+        """A gpiod factory's chip went away (on its edge thread, or a failing write)."""
+
+        def lost() -> None:
+            if factory is self.factory:
+                self._fail(reason)
+
+        if self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(lost)
+            except RuntimeError:  # the loop is closed: the daemon is gone
+                pass
 
     # -- edges: gpiozero's thread → the loop → the debouncer ----------------------------------------
 
