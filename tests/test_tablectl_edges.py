@@ -117,6 +117,20 @@ def test_probe_with_an_unknown_driver_is_a_usage_error():
     assert "unknown driver 'nope'" in r.stderr and "shoe-line" in r.stderr
 
 
+def test_status_from_another_directory_with_no_table_names_no_file(tmp_path):
+    """An installed tablectl, run away from a clone with no table on the PC: it says what to
+    pass, and names no file the user never gave (issue 15 saw ``demo.toml: file not found``)."""
+    env = {k: v for k, v in os.environ.items() if k != "TABLED_CONFIG"}
+    env |= {"TABLED_ETC": str(tmp_path / "etc"), "TABLED_RUN_ROOT": str(tmp_path / "run")}
+    for args in (("status",), ("status", "--json"), ("monitor",)):
+        r = subprocess.run(
+            tablectl_cmd(*args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith("tablectl: no table given: pass -t TABLE"), r.stderr
+        assert "demo.toml" not in r.stderr and "Traceback" not in r.stderr
+
+
 def test_recall_of_a_game_that_is_not_a_game_reference():
     r = run_ctl("recall", "--hand", "abc")
     assert r.returncode == 2

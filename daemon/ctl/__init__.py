@@ -19,11 +19,21 @@ from daemon.config import ConfigError, Settings, load
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 
+class NoTableGiven(ConfigError):
+    """No ``-t``, no ``--config``, no ``$TABLED_CONFIG`` and no single table on this PC: the
+    message names no file, since the user named none (issue 15: not ``demo.toml: …``)."""
+
+    def __str__(self) -> str:
+        return "tablectl: " + "; ".join(self.problems)
+
+
 def default_config() -> str:
+    from daemon.tables import etc_root
+
     env = os.environ.get("TABLED_CONFIG")
     if env:
         return env
-    etc = sorted(Path("/etc/tabled").glob("*.toml")) if Path("/etc/tabled").is_dir() else []
+    etc = sorted(etc_root().glob("*.toml")) if etc_root().is_dir() else []
     if len(etc) == 1:
         return str(etc[0])
     return "config/demo.toml"
@@ -41,7 +51,7 @@ def settings(a: argparse.Namespace) -> Settings:
         running = [t["table"] for t in tables.tables() if t.get("running")]
         if len(running) == 1:
             return tables.settings_for(running[0])
-        raise ConfigError(
+        raise NoTableGiven(
             path,
             [
                 "no table given: pass -t TABLE (`tablectl list` shows this PC's tables) "
