@@ -175,26 +175,10 @@ class GpiodFactory(Factory):
                 interfaces=frozenset({"gpio"}),
             )
         header = HeaderInfo(name=self.name, rows=self.num_lines, columns=1, pins=pins)
-        return BoardInfo(
-            revision=None,
-            model=f"{self.name} [{self.label}]",
-            pcb_revision="",
-            released="",
-            soc="",
-            manufacturer="",
-            memory=None,
-            storage="",
-            usb=None,
-            usb3=None,
-            ethernet=None,
-            eth_speed=None,
-            wifi=None,
-            bluetooth=None,
-            csi=None,
-            dsi=None,
-            headers={self.name: header},
-            board="",
-        )
+        # a chip is no Pi: of a board's facts it knows its name and its one header
+        facts: dict[str, Any] = dict.fromkeys(BoardInfo._fields)
+        facts |= {"model": f"{self.name} [{self.label}]", "pcb_revision": "", "board": ""}
+        return BoardInfo(**(facts | {"headers": {self.name: header}}))
 
     def _get_board_info(self) -> BoardInfo:
         return self._board

@@ -73,27 +73,24 @@ def test_the_wheel_carries_configs_systemd_files_and_man_pages(wheel, tmp_path):
     # the unpacked wheel alone, not this repository: shipped files come from package data
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    r = subprocess.run(
-        [sys.executable, "-c", "from daemon import shipped; print(shipped.folder('systemd'))"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(site)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
-    assert Path(r.stdout.strip()) == site / "daemon" / "data" / "systemd"
+
+    def from_wheel(*args: str) -> str:
+        r = subprocess.run(
+            [sys.executable, *args],
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(site)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    folder = from_wheel("-c", "from daemon import shipped; print(shipped.folder('systemd'))")
+    assert Path(folder.strip()) == site / "daemon" / "data" / "systemd"
     # and tablectl man, run from the unpacked wheel, prints the page the wheel carries
-    r = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "man"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(site)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == (site / "daemon/data/man/tablectl.1").read_text()
+    man = from_wheel("-m", "daemon.cli", "man")
+    assert man == (site / "daemon/data/man/tablectl.1").read_text()
 
 
 def make_pc(tmp: Path) -> Path:
