@@ -162,3 +162,30 @@ def test_the_squares_each_result_sets_build_the_whole_board(seed):
         assert got[name] == want[name], name
     for name in ("big_road", "big_eye_boy", "small_road", "cockroach_pig"):
         assert sorted(got[name], key=str) == sorted(want[name], key=str), name
+
+
+def _two_board_difference(winners, sides):
+    """What a result sets, by its definition: the squares that differ between the boards
+    before and after it (one a road at most)."""
+    before, after = roads(winners[:-1], sides), roads(winners, sides)
+    out = {"rows": 6, "hands": len(winners)}
+    i = len(winners) - 1
+    out["bead_plate"] = [i // 6, i % 6, winners[-1]]
+    for name in ("big_road", "big_eye_boy", "small_road", "cockroach_pig"):
+        old = {(c[0], c[1]): c for c in before[name]}
+        changed = [c for c in after[name] if old.get((c[0], c[1])) != c]
+        assert len(changed) <= 1, (name, changed)
+        out[name] = changed[0] if changed else None
+    out["next"] = after["next"]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_update_is_the_difference_of_the_boards_before_and_after(seed):
+    """``update`` finds the changed square without drawing both boards; it must be the same."""
+    rng = random.Random(200 + seed)
+    shoe = rng.choices([B, P, T], weights=[40, 40, 20], k=rng.randint(1, 120))
+    if seed < 3:
+        shoe = [T] * (seed + 1) + shoe  # opening ties, before any side has won
+    for n in range(1, len(shoe) + 1):
+        assert update(shoe[:n], BACCARAT) == _two_board_difference(shoe[:n], BACCARAT), n

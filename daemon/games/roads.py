@@ -60,30 +60,67 @@ def streaks(winners: Sequence[str]) -> tuple[int, list[tuple[str, list[int]]]]:
     return opening, out
 
 
+class _Placer:
+    """Lays a road's cells one at a time, as casinos draw them (dragon tails, nothing cut)."""
+
+    __slots__ = ("col", "row", "rows", "start", "taken", "turned")
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.taken: set[tuple[int, int]] = set()
+        self.start = -1  # the column the newest streak began in
+        self.col = self.row = 0  # the newest cell
+        self.turned = False  # the newest streak runs right along its row
+
+    def copy(self) -> _Placer:
+        other = _Placer(self.rows)
+        other.taken = set(self.taken)
+        other.start, other.col, other.row, other.turned = (
+            self.start,
+            self.col,
+            self.row,
+            self.turned,
+        )
+        return other
+
+    def streak(self) -> tuple[int, int]:
+        """The first cell of a new streak."""
+        self.start += 1
+        while (self.start, 0) in self.taken:  # an older tail runs along the top row
+            self.start += 1
+        self.col, self.row, self.turned = self.start, 0, False
+        self.taken.add((self.start, 0))
+        return self.start, 0
+
+    def extend(self) -> tuple[int, int]:
+        """The next cell of the newest streak: down, or right once it cannot go down."""
+        col, row = self.col, self.row
+        if not self.turned and row + 1 < self.rows and (col, row + 1) not in self.taken:
+            row += 1
+        else:
+            self.turned = True
+            col += 1
+            while (col, row) in self.taken:
+                col += 1
+        self.col, self.row = col, row
+        self.taken.add((col, row))
+        return col, row
+
+
 def place(lengths: Sequence[int], rows: int = ROWS) -> list[list[tuple[int, int]]]:
     """Grid (column, row) of every cell of each streak, with dragon tails; nothing is cut."""
-    taken: set[tuple[int, int]] = set()
-    out: list[list[tuple[int, int]]] = []
-    start = -1
-    for n in lengths:
-        start += 1
-        while (start, 0) in taken:  # an older tail runs along the top row
-            start += 1
-        col, row, turned = start, 0, False
-        cells = [(col, row)]
-        taken.add((col, row))
-        for _ in range(n - 1):
-            if not turned and row + 1 < rows and (col, row + 1) not in taken:
-                row += 1
-            else:
-                turned = True
-                col += 1
-                while (col, row) in taken:
-                    col += 1
-            cells.append((col, row))
-            taken.add((col, row))
-        out.append(cells)
-    return out
+    p = _Placer(rows)
+    return [[p.streak(), *(p.extend() for _ in range(n - 1))] for n in lengths]
+
+
+def mark(lengths: Sequence[int], c: int, r: int, k: int) -> str | None:
+    """The mark of the big-road cell in streak ``c``, row ``r`` on the road with offset ``k``
+    (None: the road has not begun there); the rule of this module's docstring."""
+    if c < k or (c == k and r == 0):
+        return None
+    if r == 0:
+        return "red" if lengths[c - 1] == lengths[c - 1 - k] else "blue"
+    return "blue" if lengths[c - k] == r else "red"
 
 
 def derived(lengths: Sequence[int], k: int) -> list[str]:
@@ -91,12 +128,9 @@ def derived(lengths: Sequence[int], k: int) -> list[str]:
     marks: list[str] = []
     for c, n in enumerate(lengths):
         for r in range(n):
-            if c < k or (c == k and r == 0):
-                continue
-            if r == 0:
-                marks.append("red" if lengths[c - 1] == lengths[c - 1 - k] else "blue")
-            else:
-                marks.append("blue" if lengths[c - k] == r else "red")
+            m = mark(lengths, c, r, k)
+            if m is not None:
+                marks.append(m)
     return marks
 
 
@@ -132,35 +166,107 @@ def roads(winners: Sequence[str], sides: Sequence[str], rows: int = ROWS) -> dic
     out: dict[str, Any] = {"rows": rows, "bead_plate": list(winners), "big_road": big}
     for name, k in DERIVED.items():
         out[name] = _marks_grid(derived(lengths, k), rows)
-    out["next"] = {side: next_marks(lengths, runs, side) for side in sides}
+    last = runs[-1][0] if runs else None
+    out["next"] = {side: next_marks(lengths, last, side) for side in sides}
     return out
 
 
 def update(winners: Sequence[str], sides: Sequence[str], rows: int = ROWS) -> dict[str, Any]:
-    """What the latest result (``winners[-1]``) sets on each road: one square each, or None."""
-    before, after = roads(winners[:-1], sides, rows), roads(winners, sides, rows)
+    """What the latest result (``winners[-1]``) sets on each road: one square each, or None.
+
+    By definition the squares that differ between :func:`roads` before and after the result
+    (``tests/test_roads.py`` holds it to that). Drawing both boards cost ~0.4 ms a hand late
+    in a long board; but nothing already drawn ever moves (a cell's place and mark depend
+    only on what came before it), so the board of the results before this one, kept from
+    the previous hand, is extended by one result instead.
+    """
+    key = (rows, tuple(winners[:-1]))
+    board = _boards.get(key)
+    if board is None:
+        board = _Board(rows)
+        for w in key[1]:
+            board.add(w)
+    else:
+        board = board.copy()  # the cached board stays as it was: decide may ask again
     out: dict[str, Any] = {"rows": rows, "hands": len(winners)}
     i = len(winners) - 1
     out["bead_plate"] = [i // rows, i % rows, winners[-1]]
-    for name in ("big_road", *DERIVED):
-        old = {(c[0], c[1]): c for c in before[name]}
-        changed = [c for c in after[name] if old.get((c[0], c[1])) != c]
-        assert len(changed) <= 1, (name, changed)  # a result moves one square of a road
-        out[name] = changed[0] if changed else None
-    out["next"] = after["next"]
+    out.update(board.add(winners[-1]))
+    out["next"] = {side: next_marks(board.lengths, board.side, side) for side in sides}
+    _boards[(rows, (*key[1], winners[-1]))] = board
+    while len(_boards) > _KEEP_BOARDS:
+        del _boards[next(iter(_boards))]
     return out
 
 
-def next_marks(
-    lengths: Sequence[int], runs: list[tuple[str, list[int]]], side: str
-) -> dict[str, str | None]:
-    """The mark each derived road would get if ``side`` won next (None: that road has not begun)."""
-    if runs and runs[-1][0] == side:
+class _Board:
+    """One board drawn result by result: the streaks, and where each road's last cell is."""
+
+    __slots__ = ("big", "derived", "lengths", "opening", "side", "ties")
+
+    def __init__(self, rows: int) -> None:
+        self.lengths: list[int] = []
+        self.side: str | None = None  # the side of the newest streak
+        self.opening = 0  # ties before the first side win
+        self.ties = 0  # ties on the newest cell
+        self.big = _Placer(rows)
+        #: per derived road: its placer and its newest mark
+        self.derived = {k: (_Placer(rows), None) for k in DERIVED.values()}
+
+    def copy(self) -> _Board:
+        other = _Board.__new__(_Board)
+        other.lengths = list(self.lengths)
+        other.side, other.opening, other.ties = self.side, self.opening, self.ties
+        other.big = self.big.copy()
+        other.derived = {k: (p.copy(), m) for k, (p, m) in self.derived.items()}
+        return other
+
+    def add(self, w: str) -> dict[str, Any]:
+        """Draw one result; returns the square it sets on each road (None: none)."""
+        out: dict[str, Any] = dict.fromkeys(DERIVED)
+        if w == "tie":  # a slash on the newest cell, nothing else
+            if self.side is None:
+                self.opening += 1
+                out["big_road"] = [0, 0, None, self.opening]
+            else:
+                self.ties += 1
+                out["big_road"] = [self.big.col, self.big.row, self.side, self._ties()]
+            return out
+        if w == self.side:
+            self.lengths[-1] += 1
+            col, row = self.big.extend()
+        else:
+            self.lengths.append(1)
+            self.side = w
+            col, row = self.big.streak()
+        self.ties = 0
+        out["big_road"] = [col, row, w, self._ties()]
+        c, r = len(self.lengths) - 1, self.lengths[-1] - 1
+        for name, k in DERIVED.items():
+            m = mark(self.lengths, c, r, k)
+            if m is None:
+                continue
+            p, last = self.derived[k]
+            col, row = p.extend() if m == last else p.streak()
+            self.derived[k] = (p, m)
+            out[name] = [col, row, m]
+        return out
+
+    def _ties(self) -> int:
+        first = len(self.lengths) == 1 and self.lengths[0] == 1
+        return self.ties + (self.opening if first else 0)
+
+
+#: the boards the latest results left, by (rows, results): the next hand's starting point
+_boards: dict[tuple[int, tuple[str, ...]], _Board] = {}
+_KEEP_BOARDS = 8
+
+
+def next_marks(lengths: Sequence[int], last: str | None, side: str) -> dict[str, str | None]:
+    """The mark each derived road would get if ``side`` won next (None: that road has not begun);
+    ``last`` is the side of the newest streak."""
+    if last == side:
         after = [*lengths[:-1], lengths[-1] + 1]
     else:
         after = [*lengths, 1]
-    out: dict[str, str | None] = {}
-    for name, k in DERIVED.items():
-        before, now = derived(lengths, k), derived(after, k)
-        out[name] = now[-1] if len(now) > len(before) else None
-    return out
+    return {name: mark(after, len(after) - 1, after[-1] - 1, k) for name, k in DERIVED.items()}
