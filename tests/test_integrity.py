@@ -299,13 +299,18 @@ def test_a_row_written_by_another_writer_stops_the_daemon_loudly(tmp_path):
         d.start()
         f = Follower(*endpoints(cfg), table="it")
         ev = f.until(lambda e: e.type == "card.dealt", 20)[-1]
-        db = sqlite3.connect(tmp_path / "state" / "journal.sqlite", timeout=10)
+        db = sqlite3.connect(
+            tmp_path / "state" / "journal.sqlite", timeout=10, isolation_level=None
+        )
+        # the write lock first: the daemon cannot commit between the read of its head and
+        # the intruder's rows (its next commit waits, then meets them)
+        db.execute("BEGIN IMMEDIATE")
         top = db.execute("SELECT max(seq) FROM events").fetchone()[0]
         db.executemany(  # an intruder's rows just ahead of the daemon's head
             "INSERT INTO events VALUES (?, 'x', x'00', 'x')",
             [(s,) for s in range(top + 1, top + 50)],
         )
-        db.commit()
+        db.execute("COMMIT")
         db.close()
         assert ev.seq <= top
         assert d.proc.wait(20) == 1
