@@ -1,7 +1,8 @@
-"""The faults a simulator was asked to play, each taken at its next chance."""
+"""The faults a simulator was asked to play, each taken at its next chance; line noise."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Sequence
 
 
@@ -43,3 +44,8 @@ class FaultQueue(list[str]):
             self.remove(kind)
             return True
         return False
+
+
+def noise(rng: random.Random) -> bytes:
+    """A line of garbage on the wire (a ``garbage`` fault): twelve random bytes, then CR LF."""
+    return bytes(rng.randrange(256) for _ in range(12)) + b"\r\n"

@@ -19,7 +19,8 @@ import structlog
 
 from drivers.card_codes import encode
 from drivers.cards import DECK
-from drivers.sim.faults import FaultQueue
+from drivers.sim.dealer import PacedDealer
+from drivers.sim.faults import FaultQueue, noise
 from drivers.sim.options import count, seconds
 
 log = structlog.get_logger("sim.shoe")
@@ -36,7 +37,7 @@ ERRORS: Final = (
 )
 
 
-class ShoeSimulator:
+class ShoeSimulator(PacedDealer):
     def __init__(
         self,
         *,
@@ -49,9 +50,9 @@ class ShoeSimulator:
         errors: Sequence[str] = (),
         error_every: int = 0,
     ) -> None:
+        super().__init__(pace=pace)
         self.encoding = encoding
         self.seed = seed
-        self.pace = pace
         self.cut_code = cut_card_code
         self.error_code = read_error_code
         self.face_up_marker = face_up_marker
@@ -64,15 +65,12 @@ class ShoeSimulator:
         self.sent = 0
         self.history: list[str] = []  # every card drawn, in shoe order (what a camera would show)
         self._pos = 0  # cards dealt in the hand in play, for the boxed encoding's box letter
-        self.link: Any = None
         self._task: asyncio.Task[None] | None = None
         self._hands = 0
         self._skip_burn = False
         self._burning = False
         self._dealing = False
-        self._want = 0  # cards to deal now, one at a time at the dealer's pace
         self._guided = False  # the table publishes table.expects: deal only what it asks
-        self._wake = asyncio.Event()
 
     @classmethod
     def from_options(cls, shoe: Any, sim: dict[str, Any]) -> ShoeSimulator:
@@ -98,9 +96,6 @@ class ShoeSimulator:
 
     # -- the pty ---------------------------------------------------------------------------
 
-    def attach(self, link: Any) -> None:
-        self.link = link
-
     async def free_run(self, decks: int = 8, cut_card: int = 14) -> None:
         """No table to follow (``tablectl sim``): shoe after shoe, every card dealt."""
         self._emptied = asyncio.Event()
@@ -115,24 +110,7 @@ class ShoeSimulator:
             await self._emptied.wait()
             self._emptied.clear()
 
-    async def run(self) -> None:
-        """Deal while there are cards due; the link's ``opened`` gates every write."""
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self._want > 0:
-                await self.link.opened.wait()
-                await asyncio.sleep(self.pace)
-                if self._want <= 0:
-                    break
-                self._want -= 1
-                self._draw()
-
-    def _line(self, text: str) -> None:
-        if self.link is not None:
-            self.link.write(text.encode("ascii") + b"\r\n")
-
-    def _draw(self) -> None:
+    def draw(self) -> None:
         if not self.cards:
             log.info("shoe is empty")
             self._want = 0
@@ -148,7 +126,7 @@ class ShoeSimulator:
         self._pos += 1
         code = encode(card, self.encoding, letter)  # type: ignore[arg-type]
         if self._take("garbage"):
-            self.link.write(bytes(self.rng.randrange(256) for _ in range(12)) + b"\r\n")
+            self.link.write(noise(self.rng))
         if self._take("unreadable") and self.error_code:
             code = self.error_code
         elif self._take("face-up") and self.face_up_marker:
@@ -161,15 +139,7 @@ class ShoeSimulator:
         """Errors happen in the order asked, each at its next chance."""
         return self.pending.take(kind)
 
-    def _deal(self, n: int = 1) -> None:
-        self._want += n
-        self._wake.set()
-
     # -- following the table -----------------------------------------------------------------
-
-    def on_events(self, events: Sequence[Any]) -> None:
-        for ev in events:
-            self._on(ev.type, ev.data)
 
     def _on(self, t: str, data: dict[str, Any]) -> None:
         if t == "shoe.started":

@@ -26,7 +26,7 @@ from typing import Any, Final
 import structlog
 
 from drivers.shuffler_ref import FAULTS, RANKS, Framer, command, encode_frame
-from drivers.sim.faults import FaultQueue
+from drivers.sim.faults import FaultQueue, noise
 from drivers.sim.options import count, seconds
 
 log = structlog.get_logger("sim.shuffler")
@@ -114,7 +114,7 @@ class ShufflerSimulator:
             return
         frame = command(kind, *fields)
         if self._take("garbage"):
-            self.link.write(bytes(self.rng.randrange(256) for _ in range(12)) + b"\r\n")
+            self.link.write(noise(self.rng))
         if self._take("bad-checksum"):
             bad = (int(frame[-4:-2], 16) ^ 0x5A) & 0xFF
             frame = frame[:-4] + b"%02X\r\n" % bad

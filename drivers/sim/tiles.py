@@ -10,12 +10,12 @@ copy of the game's rules. Dealer and reader errors are injected on request
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Sequence
 from typing import Any, Final
 
-from drivers.sim.faults import FaultQueue
+from drivers.sim.dealer import PacedDealer
+from drivers.sim.faults import FaultQueue, noise
 
 ERRORS: Final = (
     "unreadable",  # the next tile is sent as the read-error code
@@ -32,7 +32,7 @@ DEFAULT_SET: Final = {**{f"{n}p": 2 for n in range(1, 10)}, "wd": 2}
 ROUND_TILES: Final = 12
 
 
-class TileSimulator:
+class TileSimulator(PacedDealer):
     def __init__(
         self,
         *,
@@ -44,8 +44,8 @@ class TileSimulator:
         errors: Sequence[str] = (),
         error_every: int = 0,
     ) -> None:
+        super().__init__(pace=pace)
         self.seed = seed
-        self.pace = pace
         self.set = dict(DEFAULT_SET if tiles is None else tiles)
         self.codes = {v: k for k, v in (codes or {}).items()}  # tile → the device's own code
         self.error_code = read_error_code
@@ -54,11 +54,8 @@ class TileSimulator:
         self.rng = random.Random(seed)
         self.wall: list[str] = []  # the shuffled tiles still to deal, next last
         self.history: list[str] = []  # every tile dealt, as it really is
-        self.link: Any = None
         self._rounds = 0
         self._dealing = False
-        self._want = 0
-        self._wake = asyncio.Event()
 
     @classmethod
     def from_options(cls, reader: Any, sim: dict[str, Any]) -> TileSimulator:
@@ -84,25 +81,6 @@ class TileSimulator:
 
     # -- the pty ---------------------------------------------------------------------------
 
-    def attach(self, link: Any) -> None:
-        self.link = link
-
-    async def run(self) -> None:
-        """Deal while tiles are due; the link's ``opened`` gates every write."""
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self._want > 0:
-                await self.link.opened.wait()
-                await asyncio.sleep(self.pace)
-                if self._want <= 0:
-                    break
-                self._want -= 1
-                self.draw()
-
-    def _line(self, text: str) -> None:
-        self.link.write(text.encode("ascii") + b"\r\n")
-
     def draw(self) -> None:
         """Deal the next tile past the reader (a capture generator calls it on its own clock)."""
         if not self.wall:
@@ -111,7 +89,7 @@ class TileSimulator:
         self.history.append(t)
         code = self.codes.get(t, t)
         if self.pending.take("garbage"):
-            self.link.write(bytes(self.rng.randrange(256) for _ in range(12)) + b"\r\n")
+            self.link.write(noise(self.rng))
         if self.pending.take("unreadable") and self.error_code:
             code = self.error_code
         elif self.pending.take("foreign"):
@@ -120,10 +98,6 @@ class TileSimulator:
         if self.pending.take("repeat"):
             self._line(code)
 
-    def _deal(self, n: int = 1) -> None:
-        self._want += n
-        self._wake.set()
-
     def _shuffle(self, round_: int) -> None:
         """seed 002: the tiles are shuffled before every round (需将20张牌洗干净)."""
         tiles = [t for t, n in sorted(self.set.items()) for _ in range(n)]
@@ -131,10 +105,6 @@ class TileSimulator:
         self.wall = tiles
 
     # -- following the table -----------------------------------------------------------------
-
-    def on_events(self, events: Sequence[Any]) -> None:
-        for ev in events:
-            self._on(ev.type, ev.data)
 
     def _on(self, t: str, data: dict[str, Any]) -> None:
         if t == "betting.opened":

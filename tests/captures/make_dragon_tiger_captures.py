@@ -35,7 +35,7 @@ class DragonTigerRecorder(Recorder):
         """The dealer draws one card of those due, and stops (to void a hand mid-deal)."""
         self.t += pace
         self.sim._want -= 1
-        self.sim._draw()
+        self.sim.draw()
 
     def results(self) -> list[dict[str, Any]]:
         return [e.data for e in self.events("hand.result")]

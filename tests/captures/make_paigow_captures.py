@@ -23,13 +23,6 @@ HERE = Path(__file__).parent / "tile-line"
 class TileRecorder(Recorder):
     sim: TileSimulator  # type: ignore[assignment]
 
-    def deal(self, pace: float = 0.8) -> None:
-        """Let the dealer deal every tile the table is waiting for."""
-        while self.sim._want > 0:
-            self.sim._want -= 1
-            self.t += pace
-            self.sim.draw()
-
     def one(self, pace: float = 0.8) -> None:
         """Deal one tile now, whatever the table waits for."""
         self.t += pace

@@ -56,11 +56,11 @@ class Recorder:
         self._line("cmd", text=text)
 
     def deal(self, pace: float = 0.8) -> None:
-        """Let the dealer draw every card the table is waiting for."""
+        """Let the dealer draw every card (or tile: any ``PacedDealer``) the table waits for."""
         while self.sim._want > 0:
             self.sim._want -= 1
             self.t += pace
-            self.sim._draw()
+            self.sim.draw()
 
     def events(self, kind: str) -> list[Any]:
         return [e for e in self.replayer.events if e.type == kind]
