@@ -23,8 +23,8 @@ result. What they share, written once here:
   (their snapshots' shape), each with these fields.
 
 A game builds on :class:`RoundGame` (its ``Rules`` subclass :class:`RoundRules`),
-gives ``result_type``, ``resumes_to``, ``restart_voids``, ``phase_texts`` and
-``void_data``, and calls ``super()`` for the commands and events it does not
+gives ``result_type``, ``resumes_to``, ``restart_voids``, ``in_round``,
+``phase_texts``, ``void_data`` and ``summary_data``, and calls ``super()`` for the commands and events it does not
 handle itself (``docs/architecture.md``, "add a house procedure").
 """
 
@@ -88,6 +88,22 @@ class RoundGame:
         return self.State()
 
     # ------------------------------------------------------------------- how it reads
+
+    def summary(self, g: Any) -> dict[str, Any]:
+        """The game state as a technician reads it (``tablectl status``; the simulator's resume)."""
+        return {
+            "phase": g.phase,
+            "text": self.phase_text(g),
+            "round": g.round,
+            **self.summary_data(g),
+            "paused": g.paused,
+            "results": g.results,
+            "voids": g.voids,
+        }
+
+    def summary_data(self, g: Any) -> dict[str, Any]:
+        """What the game's summary says of the round in play (its dice, tiles, shakes)."""
+        return {}
 
     def phase_texts(self, g: Any) -> dict[str, str]:
         """The game's own phases as a technician reads them (``tablectl status``)."""

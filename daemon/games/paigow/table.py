@@ -91,19 +91,12 @@ class PaiGowTable(PaiGowTiles, PaiGowDice):
         """The alarm a paused round waits on, which only its own commands may settle."""
         return g.pause_alarm if g.phase == "paused" else None
 
-    def summary(self, g: PaiGowState) -> dict[str, Any]:
-        """The game state as a technician reads it (``tablectl status``; the simulator's resume)."""
+    def summary_data(self, g: PaiGowState) -> dict[str, Any]:
         return {
-            "phase": g.phase,
-            "text": self.phase_text(g),
-            "round": g.round,
             "dice": list(g.dice),
             "tiles": list(g.tiles),
             "tiles_dealt": len(g.tiles),
             "next_position": g.order[len(g.tiles)] if len(g.tiles) < len(g.order) else None,
-            "paused": g.paused,
-            "results": g.results,
-            "voids": g.voids,
         }
 
     def phase_texts(self, g: PaiGowState) -> dict[str, str]:

@@ -66,18 +66,8 @@ class SicBoGame(SicBoShaker):
         "round.resume": spec("go on with a paused round: shake again, bets stand", "supervisor"),
     }
 
-    def summary(self, g: DiceState) -> dict[str, Any]:
-        """The game state as a technician reads it (``tablectl status``; the simulator's resume)."""
-        return {
-            "phase": g.phase,
-            "text": self.phase_text(g),
-            "round": g.round,
-            "shakes": g.shakes,
-            "reshakes": g.reshakes,
-            "paused": g.paused,
-            "results": g.results,
-            "voids": g.voids,
-        }
+    def summary_data(self, g: DiceState) -> dict[str, Any]:
+        return {"shakes": g.shakes, "reshakes": g.reshakes}
 
     def phase_texts(self, g: DiceState) -> dict[str, str]:
         return {
