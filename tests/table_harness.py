@@ -51,6 +51,23 @@ class TableHarness:
     def g(self) -> Any:
         return self.state.game
 
+    def rebuilt(self) -> Any:
+        """The state rebuilt from this harness's events as the journal returns them (JSON)."""
+        state = self.table.initial()
+        for t, d in self.events:
+            state = self.table.apply(state, t, msgspec.json.decode(msgspec.json.encode(d)))
+        return state
+
+    def snapshot(self) -> Any:
+        """The state through a snapshot: encoded and decoded as recovery reads it."""
+        return self.table.decode_state(self.table.encode_state(self.state))
+
+    def assert_rebuilds(self) -> None:
+        """decide/apply's promise: the journal and a snapshot each give back the live state."""
+        live = msgspec.to_builtins(self.state)
+        assert msgspec.to_builtins(self.rebuilt()) == live
+        assert msgspec.to_builtins(self.snapshot()) == live
+
     @staticmethod
     def types(evs: Evs) -> list[str]:
         return types(evs)

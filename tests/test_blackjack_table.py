@@ -257,10 +257,8 @@ def test_the_state_rebuilds_from_the_journaled_events() -> None:
     h.round("1,2", "8S", "8H", "6C", "8D", "TH", "9C")
     h.cmd("box.split", box=1)
     h.cards("3D", "2S")
-    rebuilt = h.table.initial()
-    for t, d in h.events:
-        rebuilt = h.table.apply(rebuilt, t, msgspec.json.decode(msgspec.json.encode(d)))
-    assert rebuilt == h.state
+    assert h.rebuilt() == h.state
+    h.assert_rebuilds()
 
 
 @pytest.mark.parametrize("ratio", ["6:5", "2:1"])

@@ -197,14 +197,22 @@ def test_a_crash_voids_the_round_when_the_house_says_so():
     assert d.drafts[1].data["reason"] == "system-failure" and len(d.drafts[1].data["tiles"]) == 5
 
 
-def test_state_survives_a_snapshot():
+def test_state_survives_a_snapshot_and_rebuilds_from_the_journaled_events():
     h = Harness()
     h.closed()
     h.cmd("dice.enter", role="dealer", faces="2 2 3")
     h.deal(TILES[:3])
     h.read(TileUnreadable(code="ERR07"))
-    raw = h.table.encode_state(h.state)
-    assert h.table.decode_state(raw) == h.state
+    h.read(TileDrawn(tile="5p"))  # held behind the unreadable one
+    assert h.snapshot() == h.state
+    h.assert_rebuilds()
+    h.cmd("tile.enter", tile="4p")
+    h.deal(TILES[5:12])
+    assert h.g.phase == "settling" and h.g.last == "result"
+    h.cmd("betting.open", role="dealer")
+    h.cmd("round.void", reason="test")
+    assert h.g.voids == 1 and h.g.last == "void"
+    h.assert_rebuilds()
 
 
 # -- the tile-line protocol ---------------------------------------------------------------------

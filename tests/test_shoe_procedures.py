@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import pytest
 from table_harness import ShoeHarness, of
 
@@ -356,12 +355,7 @@ def test_state_rebuilt_from_events_equals_the_live_state():
     h.cmd("betting.close")
     h.run(DeviceReading("shoe", CardUnreadable(code="ERR"), 0.0))
     h.card("KD")
-    rebuilt = h.table.initial()
-    for t, d in h.events:
-        rebuilt = h.table.apply(rebuilt, t, msgspec.json.decode(msgspec.json.encode(d)))
-    assert msgspec.to_builtins(rebuilt) == msgspec.to_builtins(h.state)
-    raw = h.table.encode_state(h.state)
-    assert msgspec.to_builtins(h.table.decode_state(raw)) == msgspec.to_builtins(h.state)
+    h.assert_rebuilds()
 
 
 def test_device_health_changes_are_events_once():

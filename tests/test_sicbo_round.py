@@ -314,12 +314,7 @@ def test_state_rebuilt_from_events_equals_the_live_state():
     h.fault()
     h.cmd("round.resume")
     h.cmd("betting.open")
-    rebuilt = h.table.initial()
-    for t, d in h.events:
-        rebuilt = h.table.apply(rebuilt, t, msgspec.json.decode(msgspec.json.encode(d)))
-    assert msgspec.to_builtins(rebuilt) == msgspec.to_builtins(h.state)
-    raw = h.table.encode_state(h.state)
-    assert msgspec.to_builtins(h.table.decode_state(raw)) == msgspec.to_builtins(h.state)
+    h.assert_rebuilds()
 
 
 def test_rules_are_validated_like_every_house_rule():
