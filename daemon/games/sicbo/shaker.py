@@ -59,16 +59,14 @@ class SicBoShaker(RoundGame):
                 device=dev,
                 round=g.round,
             )
-            d.add(
-                "round.paused",
-                round=g.round,
-                reason="too-many-reshakes",
-                alarm=aid,
-                device=dev,
-                rule=R_RESHAKES,
-            )
+            self._pause(d, g, "too-many-reshakes", aid, dev, R_RESHAKES)
             return
         self._reshake(d, g, dev, r, R_RESHAKE)
+
+    @staticmethod
+    def _pause(d: Decision, g: DiceState, reason: str, alarm: str, dev: str, rule: str) -> None:
+        """The round waits for a supervisor (``round.resume`` or ``round.void``); bets stand."""
+        d.add("round.paused", round=g.round, reason=reason, alarm=alarm, device=dev, rule=rule)
 
     def on_line_noise(self, t: TableState, d: Decision, dev: str) -> None:
         """The shaker's line turned noisy: a round being thrown waits for a supervisor."""
@@ -78,14 +76,7 @@ class SicBoShaker(RoundGame):
         noise = line_noise_alarm(d.state(), dev)
         if noise is None or g.phase not in THROWING:
             return None
-        d.add(
-            "round.paused",
-            round=g.round,
-            reason="line-noise",
-            alarm=noise,
-            device=dev,
-            rule=R_NOISE,
-        )
+        self._pause(d, g, "line-noise", noise, dev, R_NOISE)
         return noise
 
     def _result(self, t: TableState, g: DiceState, d: Decision, dev: str, faces: list[int]) -> None:
@@ -199,11 +190,4 @@ class SicBoShaker(RoundGame):
         if self.rules.shaker_fault == "void":
             self._void(d, g, reason="shaker-fault", by="table", rule=R_FAULT_VOID, keep=alarm)
         else:
-            d.add(
-                "round.paused",
-                round=g.round,
-                reason="shaker-fault",
-                alarm=alarm,
-                device=dev,
-                rule=R_FAULT_PAUSE,
-            )
+            self._pause(d, g, "shaker-fault", alarm, dev, R_FAULT_PAUSE)
