@@ -55,18 +55,45 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="tabled-bridge", description="Carry a floor of tabled tables into NATS JetStream."
     )
-    p.add_argument("--config", required=True, help="the bridge's TOML file (docs/floor.md)")
+    p.add_argument(
+        "--config", type=Path, help="the bridge's TOML file (docs/floor.md); all but uninstall"
+    )
     sub = p.add_subparsers(dest="cmd")
     sub.add_parser("run", help="follow every table and publish (the default)")
     st = sub.add_parser("status", help="each table's state, seq and lag, from the running bridge")
     st.add_argument("--json", action="store_true", help="the status as JSON")
+    setup = argparse.ArgumentParser(add_help=False)
+    setup.add_argument("--dry-run", "-n", action="store_true", help="print the steps, do nothing")
+    setup.add_argument("--root", default="/", type=Path, help="into this root (default: /)")
+    i = sub.add_parser(
+        "install",
+        parents=[setup],
+        help="install this config, its key files and tabled-bridge.service, and enable it",
+        epilog="example: sudo tabled-bridge --config ./bridge.toml install --start",
+    )
+    i.add_argument("--start", action="store_true", help="also start the bridge now")
+    sub.add_parser(
+        "uninstall",
+        parents=[setup],
+        help="disable the bridge and remove its config and unit (key files stay)",
+    )
     args = p.parse_args(argv)
+    if args.cmd in ("install", "uninstall"):
+        from bridge import setup as bridge_setup
+
+        if args.cmd == "install" and args.config is None:
+            p.error("install needs --config FILE")
+        return bridge_setup.run(
+            args.cmd, args.config, args.root, args.dry_run, getattr(args, "start", False)
+        )
+    if args.config is None:
+        p.error("the following arguments are required: --config")
     try:
         cfg = bridge_config.load(args.config)
     except ConfigError as e:
         print(f"tabled-bridge: {e}", file=sys.stderr)
         return 2
-    base = Path(args.config).resolve().parent
+    base = args.config.resolve().parent
     if args.cmd == "status":
         url = f"http://{cfg.bridge.listen}/status"
         try:

@@ -72,7 +72,7 @@ class Target:
         return f"tabled@{self.table}.service"
 
 
-def _run(*cmd: str) -> None:
+def run_tool(*cmd: str) -> None:
     exe = shutil.which(cmd[0])
     if exe is None:
         raise SetupError(f"{cmd[0]} is not installed (Debian: apt install systemd)")
@@ -83,11 +83,11 @@ def _run(*cmd: str) -> None:
         )
 
 
-def _shown(*words: object) -> str:
+def shown(*words: object) -> str:
     return " ".join(str(w) for w in words)
 
 
-def _write(dest: Path, text: str, mode: int) -> Callable[[], None]:
+def write_file(dest: Path, text: str, mode: int) -> Callable[[], None]:
     def do() -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.new")
@@ -98,7 +98,7 @@ def _write(dest: Path, text: str, mode: int) -> Callable[[], None]:
     return do
 
 
-def _remove(p: Path) -> Callable[[], None]:
+def remove_file(p: Path) -> Callable[[], None]:
     return lambda: p.unlink(missing_ok=True)
 
 
@@ -148,29 +148,31 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
         Step(f"validated {config} (table {t.table})"),
         Step(
             f"write {t.at(SYSUSERS)} (user tabled, device groups)",
-            _write(
+            write_file(
                 t.at(SYSUSERS), shipped.path("systemd", "tabled.sysusers.conf").read_text(), 0o644
             ),
         ),
         Step(
-            "create the users and groups: " + _shown("systemd-sysusers", *ra, t.at(SYSUSERS)),
-            lambda: _run("systemd-sysusers", *ra, str(t.at(SYSUSERS))),
+            "create the users and groups: " + shown("systemd-sysusers", *ra, t.at(SYSUSERS)),
+            lambda: run_tool("systemd-sysusers", *ra, str(t.at(SYSUSERS))),
         ),
         Step(
             f"write {t.at(TMPFILES)} (/etc/tabled 0750 root:tabled, configs 0640)",
-            _write(
+            write_file(
                 t.at(TMPFILES), shipped.path("systemd", "tabled.tmpfiles.conf").read_text(), 0o644
             ),
         ),
         Step(
             f"install the config as {t.at(CONF_DIR)}/{t.table}.toml",
-            _write(t.at(f"{CONF_DIR}/{t.table}.toml"), text, 0o640),
+            write_file(t.at(f"{CONF_DIR}/{t.table}.toml"), text, 0o640),
         ),
         Step(
-            "apply the modes: " + _shown("systemd-tmpfiles --create", *ra, t.at(TMPFILES)),
-            lambda: _run("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
+            "apply the modes: " + shown("systemd-tmpfiles --create", *ra, t.at(TMPFILES)),
+            lambda: run_tool("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
         ),
-        Step(f"write {t.at(UNIT)} (ExecStart={tabled_binary()})", _write(t.at(UNIT), unit, 0o644)),
+        Step(
+            f"write {t.at(UNIT)} (ExecStart={tabled_binary()})", write_file(t.at(UNIT), unit, 0o644)
+        ),
         _rules_step(t),
         Step(
             f"write the man pages {', '.join(f'{t.at(MAN)}/{n}.1' for n in MAN_PAGES)}",
@@ -179,21 +181,21 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
     ]
     if not t.offline:
         steps += [
-            Step("systemctl daemon-reload", lambda: _run("systemctl", "daemon-reload")),
+            Step("systemctl daemon-reload", lambda: run_tool("systemctl", "daemon-reload")),
             Step("udevadm control --reload-rules", _udev_reload),
         ]
     if shutil.which("systemd-analyze"):
         steps.append(
             Step(
-                "check the unit: " + _shown("systemd-analyze", *ra, "verify", t.instance),
-                lambda: _verify(t),
+                "check the unit: " + shown("systemd-analyze", *ra, "verify", t.instance),
+                lambda: verify_unit(t),
             )
         )
     now = ["--now"] if start and not t.offline else []
     steps.append(
         Step(
             f"systemctl {' '.join([*ra, 'enable', *now, t.instance])}",
-            lambda: _run("systemctl", *ra, "enable", *now, t.instance),
+            lambda: run_tool("systemctl", *ra, "enable", *now, t.instance),
         )
     )
     return steps
@@ -207,11 +209,11 @@ def _rules_step(t: Target) -> Step:
         dist = dest.with_name(dest.name + ".dist")
         return Step(
             f"keep the edited {dest}; this release's example goes to {dist} (udev ignores it)",
-            _write(dist, rules, 0o644),
+            write_file(dist, rules, 0o644),
         )
     return Step(
         f"write {dest} (device symlinks and groups; edit it for this PC)",
-        _write(dest, rules, 0o644),
+        write_file(dest, rules, 0o644),
     )
 
 
@@ -221,17 +223,18 @@ def _write_man(t: Target) -> Callable[[], None]:
     def do() -> None:
         for name in MAN_PAGES:
             page = shipped.path("man", f"{name}.1").read_text(encoding="utf-8")
-            _write(t.at(f"{MAN}/{name}.1"), page, 0o644)()
+            write_file(t.at(f"{MAN}/{name}.1"), page, 0o644)()
 
     return do
 
 
 def _udev_reload() -> None:
     if shutil.which("udevadm") and Path("/run/udev/control").exists():
-        _run("udevadm", "control", "--reload-rules")
+        run_tool("udevadm", "control", "--reload-rules")
 
 
-def _verify(t: Target) -> None:
+def verify_unit(t: Target, mark: str = "tabled@") -> None:
+    """``systemd-analyze verify`` of ``t``'s unit; lines about other units are their own."""
     exe = shutil.which("systemd-analyze")
     assert exe is not None
     r = subprocess.run(
@@ -241,7 +244,7 @@ def _verify(t: Target) -> None:
         timeout=120,
         env={**os.environ, "SYSTEMD_PAGER": "", "SYSTEMD_COLORS": "0"},
     )
-    ours = [x for x in (r.stdout + r.stderr).splitlines() if "tabled@" in x]
+    ours = [x for x in (r.stdout + r.stderr).splitlines() if mark in x]
     if r.returncode != 0 or ours:
         raise SetupError("systemd-analyze verify: " + ("\n".join(ours) or r.stderr.strip()))
 
@@ -253,11 +256,13 @@ def uninstall_steps(t: Target) -> list[Step]:
     steps = [
         Step(
             f"systemctl {' '.join([*ra, 'disable', *now, t.instance])}",
-            lambda: _run("systemctl", *ra, "disable", *now, t.instance),
+            lambda: run_tool("systemctl", *ra, "disable", *now, t.instance),
         ),
-        Step(f"remove {conf}", _remove(conf)),
+        Step(f"remove {conf}", remove_file(conf)),
     ]
-    others = sorted(p.stem for p in t.at(CONF_DIR).glob("*.toml") if p != conf)
+    others = sorted(
+        p.stem for p in t.at(CONF_DIR).glob("*.toml") if p != conf and p.name != "bridge.toml"
+    )
     if others:
         steps.append(
             Step(f"keep the unit, rules and snippets: other tables use them ({', '.join(others)})")
@@ -271,11 +276,11 @@ def uninstall_steps(t: Target) -> list[Step]:
             SYSUSERS,
             *(f"{MAN}/{name}.1" for name in MAN_PAGES),
         ):
-            steps.append(Step(f"remove {t.at(rel)}", _remove(t.at(rel))))
+            steps.append(Step(f"remove {t.at(rel)}", remove_file(t.at(rel))))
         steps.append(Step(f"remove {t.at(CONF_DIR)} if empty", lambda: _rmdir(t.at(CONF_DIR))))
         if not t.offline:
             steps.append(
-                Step("systemctl daemon-reload", lambda: _run("systemctl", "daemon-reload"))
+                Step("systemctl daemon-reload", lambda: run_tool("systemctl", "daemon-reload"))
             )
     steps.append(
         Step(
