@@ -191,9 +191,11 @@ class FloorBridge:
             log.info("nats reconnected", server=str(self.nc.connected_url.netloc))
 
         async def error(e: Exception) -> None:
-            last.append(e)
-            if self.nc is None and _refusal(e):
+            if self.nc is None and _refusal(e) and not final.is_set():
+                last.append(e)  # the refusal is the reason, not the broken pipe after it
                 final.set()
+            elif not final.is_set():
+                last.append(e)
             log.warning("nats error", error=str(e) or type(e).__name__)
 
         connecting = asyncio.create_task(
