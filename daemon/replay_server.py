@@ -105,6 +105,7 @@ class ReplayServer:
         self.replay_idle = replay_idle
         self.curve = curve
         self._router: zmq.asyncio.Socket | None = None
+        self._router_sync: zmq.Socket | None = None
         self._db: sqlite3.Connection | None = None
         self._server: asyncio.Task[None] | None = None
         self._streams: dict[asyncio.Task[None], _Stream] = {}
@@ -142,6 +143,7 @@ class ReplayServer:
         prepare_ipc(self.endpoint)
         bind(router, self.endpoint, "replay")
         self.endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._router_sync = zmq.Socket.shadow(router.underlying)
 
     def serve(self) -> None:
         if self._server is not None:
@@ -162,6 +164,7 @@ class ReplayServer:
         self._streams.clear()
 
     def close_socket(self) -> None:
+        self._router_sync = None  # a shadow: closing the real socket is enough
         if self._router is not None and not self._router.closed:
             self._router.close(linger=self.linger_ms)
         self._router = None
@@ -286,20 +289,12 @@ class ReplayServer:
                     f'{self.replay_max} per request: ask for fewer with "to"',
                 )
                 return
-            sent = start - 1
-            batch = 0
-            for seq, raw in journal.read_raw(db, start, last, chunk=self.REPLAY_CHUNK):
-                await self._send_replay(identity, raw, st)
-                sent = st.sent = seq
-                self.counters["replayed_events"] += 1
-                batch += 1
-                if batch >= self.REPLAY_CHUNK:
-                    batch = 0
-                    await asyncio.sleep(0)  # let the pipeline run between chunks
+            st.sent = start - 1
+            await self._send_rows(db, st, start, last)
             end = {
                 "end": True,
                 "from": start,
-                "to": sent,
+                "to": st.sent,
                 "last_seq": _head(db),
                 "journal_id": self.journal_id,
             }
@@ -313,6 +308,64 @@ class ReplayServer:
         except Exception as e:
             log.exception("replay stream failed", start=start)
             await self._refuse(identity, f"internal error: {type(e).__name__}: {e}")
+
+    async def _send_rows(self, db: sqlite3.Connection, st: _Stream, start: int, last: int) -> None:
+        """Events ``start..last`` to one client: the stored bytes, as published.
+
+        One query streams the rows, ``REPLAY_CHUNK`` at a time, and each chunk
+        goes out through a plain shadow of the ROUTER socket, without a future
+        per frame, while the client's queue has room. A full queue sends that
+        frame the waiting way (:meth:`_send_replay`, the fairness rules' clock)
+        and closes the query first: an open cursor is a read snapshot that keeps
+        the WAL from being checkpointed, so a slow client never holds one while
+        it waits. The rest of the chunk is in memory; the next chunk comes from
+        a new query after the last seq sent.
+        """
+        sync = self._router_sync
+        assert sync is not None
+        identity = st.identity
+        more, final = zmq.SNDMORE | zmq.NOBLOCK, zmq.NOBLOCK
+        counted = lo = start
+        try:
+            while lo <= last:
+                cur: sqlite3.Cursor | None = db.execute(
+                    "SELECT seq, body FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                    (lo, last),
+                )
+                try:
+                    while cur is not None and (rows := cur.fetchmany(self.REPLAY_CHUNK)):
+                        for seq, body in rows:
+                            try:
+                                sync.send(identity, more)
+                            except zmq.Again:  # this client's queue is full: wait the fair way
+                                if cur is not None:
+                                    cur.close()
+                                    cur = None
+                                # the shadow's sends may have taken the asyncio socket's
+                                # wake-up: asking it for its events schedules its waiters
+                                self._router_events()
+                                await self._send_replay(identity, body, st)
+                            except zmq.ZMQError as e:
+                                raise _Gone.from_error(e) from None
+                            else:
+                                sync.send(body, final)  # the message's rest: never refused
+                            st.sent = seq
+                        self.counters["replayed_events"] += st.sent + 1 - counted
+                        counted = lo = st.sent + 1
+                        self._router_events()
+                        await asyncio.sleep(0)  # let the pipeline run between chunks
+                    if cur is not None:
+                        return  # the query ran to its end: every row sent
+                finally:
+                    if cur is not None:
+                        cur.close()
+        finally:  # a stream stopped mid-chunk counts what it sent
+            self.counters["replayed_events"] += max(0, st.sent + 1 - counted)
+
+    def _router_events(self) -> None:
+        router = self._router
+        if router is not None and not router.closed:
+            router.get(zmq.EVENTS)
 
     async def _send_replay(self, identity: bytes, frame: bytes, st: _Stream | None = None) -> None:
         """Send one frame to one replay client, waiting while its queue is full.
