@@ -96,6 +96,9 @@ class Daemon:
         assert game_cls is not None  # config validation names the game
         self.table = Table(game_cls(s.game), [d.name for d in cfg.devices])
         self.journal = Journal(s.journal_path, s.table)
+        if self.security.signer is not None:  # stored proofs: a crash start walks from the newest
+            self.journal.prover = self.security.signer
+            self.journal.proof_check = self.security.signer.verify
         self.pipeline = Pipeline(
             self.table, self.journal, clock=self.clock, snapshot_every=cfg.journal.snapshot_every
         )
@@ -111,6 +114,7 @@ class Daemon:
             last_seq=self.journal.last_seq,
             sealed=self.journal.sealed is not None,
             verified=self.pipeline.stats.verified_events,
+            verified_from=self.pipeline.stats.verified_from,
             replayed=self.pipeline.stats.recovered_events,
             from_snapshot=self.pipeline.stats.recovered_from_snapshot,
             seconds=round(time.perf_counter() - t0, 3),

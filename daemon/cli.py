@@ -90,7 +90,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
     if not path.exists():
         print(f"no journal at {path}", file=sys.stderr)
         return EXIT_USAGE
-    r = verify_file(path)
+    r = verify_file(path, proof_check=_proof_check(a))
     if r.failure is not None:
         print(f"FAILED: {r.failure}")
         return EXIT_ATTENTION
@@ -100,12 +100,32 @@ def cmd_verify(a: argparse.Namespace) -> int:
     snaps = f"{r.snapshots} snapshot(s) proven by the chain"
     if r.unsealed:
         snaps += f", {r.unsealed} older unsealed one(s) not used"
+    if r.proofs:
+        snaps += f", {r.proofs} stored proof(s) matching it"
     assert r.head_hash is not None
     print(
         f"ok: {path}: {r.checked} events, chain intact, {snaps}, "
         f"head seq {r.head_seq} hash {r.head_hash[:16]}…"
     )
     return EXIT_OK
+
+
+def _proof_check(a: argparse.Namespace) -> Any:
+    """Checks stored proofs' signatures with the table's checkpoint key (its ``.pub`` beside
+    it: tablectl need not read the secret); None without a config naming one, or when that
+    public key is not there (the proofs are then checked against the chain only)."""
+    if getattr(a, "journal", None):
+        return None
+    from daemon.security import resolve, verify_checkpoint
+
+    s = settings(a)
+    key = s.config.security.checkpoint_key
+    if key is None:
+        return None
+    public = Path(f"{resolve(Path(s.source).resolve().parent, key)}.pub")
+    if not public.is_file():
+        return None
+    return lambda cp: verify_checkpoint(public, cp)
 
 
 def _describer(a: argparse.Namespace) -> Any:

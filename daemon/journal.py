@@ -36,7 +36,7 @@ from typing import Any
 
 import msgspec
 
-from daemon import faults
+from daemon import faults, proofs
 from daemon import seal as seals
 from daemon.events import GENESIS, SECRET, Draft, Event, canonical, check, decode, draft, seal
 
@@ -45,7 +45,8 @@ SNAPSHOT_EVENT = "journal.snapshot"
 #: snapshots kept (the newest ones); older ones are removed in the same transaction
 KEEP_SNAPSHOTS = 3
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
     seq  INTEGER PRIMARY KEY,
@@ -64,6 +65,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state   BLOB NOT NULL
 );
 """
+    + proofs.SCHEMA
+)
 
 
 class JournalError(Exception):
@@ -113,6 +116,10 @@ class Journal:
         self.commit_observers: list[Callable[[float, bool], None]] = []
         #: the seal found when the journal was opened, if the file was exactly the sealed one
         self.sealed: dict[str, object] | None = None
+        #: with the table's checkpoint key: signs the head of each commit with a snapshot,
+        #: and tells a proof read back at start-up from a forged one (``daemon/proofs.py``)
+        self.prover: proofs.Signer | None = None
+        self.proof_check: proofs.Check | None = None
         if self.path == ":memory:":
             self.db = connect(self.path)
             self.db.executescript(_SCHEMA)
@@ -305,6 +312,9 @@ class Journal:
             prev = ev.hash
             events.append(ev)
             rows.append((seq, ev.type, raw, ev.hash))
+        proof = None
+        if snapshot is not None and self.prover is not None:
+            proof = proofs.sign(self.prover, self.table, self.journal_id, seq, prev)
         started = time.perf_counter()
         try:
             faults.before_commit()
@@ -331,6 +341,8 @@ class Journal:
                         "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
                         (KEEP_SNAPSHOTS,),
                     )
+                    if proof is not None:
+                        proofs.store(self.db, seq, prev, proof)
                 faults.in_commit("commit")
         except BaseException:
             self._observe(time.perf_counter() - started, False)
@@ -383,6 +395,23 @@ class Journal:
                 )
             return seq, h, bytes(state)
         return None
+
+    def anchor(self) -> proofs.Anchor | None:
+        """The newest stored proof the table's key verifies, or None (no key, no proof).
+
+        Raises :class:`JournalError` when a proof the key verifies is contradicted by
+        the row at its seq: the history up to it was rewritten.
+        """
+        if self.proof_check is None:
+            return None
+        try:
+            return proofs.anchor(self.db, self.table, self.journal_id, self.proof_check)
+        except proofs.Mismatch as e:
+            raise JournalError(
+                f"journal {self.path} is damaged at seq {e.seq}: the event there {e.what}; "
+                "the daemon will not append to it. Run `tablectl verify` and keep the file "
+                "for the investigation"
+            ) from None
 
     def prune_snapshots(self, keep: int = KEEP_SNAPSHOTS) -> None:
         with self._tx():
@@ -613,8 +642,13 @@ def _rows(db: sqlite3.Connection, start: int) -> Iterator[tuple[int, bytes, str]
         yield from rows
 
 
-def verify_file(path: str | Path, progress: Callable[[int], None] | None = None) -> VerifyResult:
-    """The whole journal file: opened read-only, its meta, chain and snapshots checked.
+def verify_file(
+    path: str | Path,
+    progress: Callable[[int], None] | None = None,
+    proof_check: proofs.Check | None = None,
+) -> VerifyResult:
+    """The whole journal file: opened read-only, its meta, chain, snapshots and stored
+    proofs checked (the proofs' signatures too, given the table's key as ``proof_check``).
 
     Never raises for a damaged file: what is wrong is the result.
     """
@@ -657,6 +691,10 @@ def verify_file(path: str | Path, progress: Callable[[int], None] | None = None)
                 proven, unsealed, problem = verify_snapshots(db)
                 if problem is not None:
                     return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
+            n_proofs, bad = proofs.verify(db, proof_check)
+            if bad is not None:
+                problem = Problem(bad.seq, bad.what)
+                return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
             head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         except sqlite3.DatabaseError as e:
             return VerifyResult(str(p), 0, damaged(p, f"cannot be read ({e})"))
@@ -671,6 +709,7 @@ def verify_file(path: str | Path, progress: Callable[[int], None] | None = None)
         unsealed,
         head[0] if head else 0,
         head[1] if head else None,
+        n_proofs,
     )
 
 
@@ -684,3 +723,5 @@ class VerifyResult:
     unsealed: int = 0
     head_seq: int = 0
     head_hash: str | None = None
+    #: stored proofs that match the chain (``daemon/proofs.py``)
+    proofs: int = 0

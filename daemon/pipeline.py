@@ -22,7 +22,7 @@ from typing import Any
 import structlog
 
 from daemon import faults
-from daemon.events import Event, decode, utc_text
+from daemon.events import GENESIS, Event, decode, utc_text
 from daemon.journal import (
     Batch,
     Journal,
@@ -84,6 +84,8 @@ class Stats:
     recovered_from_snapshot: int = 0
     #: events whose hashes were walked at start-up (0 when the journal's seal held)
     verified_events: int = 0
+    #: where that walk began: 1, or the seq of the stored proof it started from
+    verified_from: int = 0
     dropped: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -141,23 +143,27 @@ class Pipeline:
     def recover(self, progress: Callable[[int], None] | None = None) -> None:
         """Rebuild the state from the journal: newest proven snapshot, then the events after it.
 
-        The whole chain is walked first unless the journal's seal shows the file is
-        exactly the one a clean stop left (``daemon/seal.py``); a broken chain, a snapshot
-        the chain contradicts or an unreadable row stops the start (appending would hide
-        the damage).
+        The chain is walked first unless the journal's seal shows the file is exactly
+        the one a clean stop left (``daemon/seal.py``): from seq 1, or, with the table's
+        checkpoint key, from the newest stored proof the key verifies when the snapshot
+        used is at or after it (``daemon/proofs.py``). A broken chain, a proof the chain
+        contradicts, a snapshot the chain contradicts or an unreadable row stops the
+        start (appending would hide the damage).
         """
         j = self.journal
         try:
+            snap: tuple[int, str, bytes] | None = None
+            walked_from = 0
             if j.sealed is None:
-                checked, problem = verify_chain(j.db, progress=progress)
-                if problem is not None:
-                    raise JournalError(
-                        f"journal {j.path} is damaged at {problem}; the daemon will not append "
-                        "to a broken chain. Run `tablectl verify` and keep the file for the "
-                        "investigation"
-                    )
-                self.stats.verified_events = checked
-            snap = j.latest_snapshot(self.table.state_version)
+                start, prev = 1, GENESIS
+                anchor = j.anchor()
+                if anchor is not None:
+                    snap = j.latest_snapshot(self.table.state_version)
+                    if snap is not None and snap[0] >= anchor.seq:
+                        start, prev = anchor.seq, anchor.prev
+                walked_from = self._walk(start, prev, progress)
+            if snap is None:
+                snap = j.latest_snapshot(self.table.state_version)
             start = 1
             if snap is not None:
                 seq, _, raw = snap
@@ -170,6 +176,8 @@ class Pipeline:
                         "snapshot unreadable, replaying the whole journal", seq=seq, error=str(e)
                     )
                     self.state = self.table.initial()
+                    if walked_from > 1:  # the events before the proof are applied: prove them
+                        self._walk(1, GENESIS, progress)
             n = 0
             for type_, data in read_for_state(j.db, start):
                 self.state = self.table.apply(self.state, type_, data)
@@ -180,6 +188,20 @@ class Pipeline:
             raise JournalError(damaged(j.path, f"cannot be read ({e})")) from None
         # From the chain, not from the snapshot: a snapshot cannot make a crash look clean.
         self.crashed = last is not None and _type_of(last[0]) != "daemon.stopped"
+
+    def _walk(self, start: int, prev: str, progress: Callable[[int], None] | None) -> int:
+        """Verify the chain from ``start`` to the head; returns ``start``."""
+        j = self.journal
+        checked, problem = verify_chain(j.db, start, prev, progress=progress)
+        if problem is not None:
+            raise JournalError(
+                f"journal {j.path} is damaged at {problem}; the daemon will not append "
+                "to a broken chain. Run `tablectl verify` and keep the file for the "
+                "investigation"
+            )
+        self.stats.verified_events = checked
+        self.stats.verified_from = start
+        return start
 
     # -- input -------------------------------------------------------------------------
 

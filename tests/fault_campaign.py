@@ -18,7 +18,10 @@ with one clear line — never reporting healthy while stuck.
    before, insert, head, snapshot, prune, commit — each switched on and off during play.
 4. two daemons on one state directory, started together: exactly one runs.
 5. damaged journals: empty, truncated, random bytes, an altered snapshot, an altered old row —
-   refused with one line, never READY, the file left as it was.
+   refused with one line, never READY, the file left as it was. Again with ``[security]
+   checkpoint_key`` (a crash start walks from the newest stored proof): the same, plus a history
+   rewritten before the proof (hashes recomputed, which a walk cannot see) refused; an old row
+   edited in place is then found by ``tablectl verify``, not by the start (docs/reliability.md).
 
 It prints its counts (kills, faults injected, events checked) and its duration; any broken
 promise is an AssertionError naming it (exit 1).
@@ -47,10 +50,12 @@ import zmq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
+from journal_attacks import rewrite_history_from
 
 from daemon.config import load
 from daemon.control import ControlClient, ControlError, DaemonUnreachable
-from daemon.journal import verify_file
+from daemon.journal import verify_chain, verify_file
+from daemon.keys import create_checkpoint
 from daemon.subscriber import Follower
 
 _TAGS = itertools.count(1)
@@ -477,8 +482,12 @@ def _spawn(d: Daemon) -> None:
 # -- 5. damaged journals --------------------------------------------------------------------------
 
 
-def damaged(work: Path) -> None:
-    cfg = write_config(work, sim="seed = 34\npace = 0.003\n")
+def damaged(work: Path, *, keyed: bool = False) -> None:
+    extra = ""
+    if keyed:
+        _, secret, _ = create_checkpoint(work, "cp")
+        extra = f'[security]\ncheckpoint_key = "{secret}"\n'
+    cfg = write_config(work, sim="seed = 34\npace = 0.003\n", extra=extra)
     cfg.write_text(cfg.read_text().replace("snapshot_every = 50", "snapshot_every = 20"))
     d = Daemon(cfg)
     try:
@@ -490,10 +499,9 @@ def damaged(work: Path) -> None:
         d.close()
     path = work / "state" / "journal.sqlite"
     good = path.read_bytes()
-    for how in ("empty", "truncated", "random", "snapshot", "old-row"):
-        path.write_bytes(good)
-        for extra in ("-wal", "-shm", ".seal"):
-            Path(f"{path}{extra}").unlink(missing_ok=True)
+    refused = ("empty", "truncated", "random", "snapshot", "rewritten" if keyed else "old-row")
+    for how in refused:
+        _fresh(path, good)
         _damage(path, how)
         before = path.read_bytes()
         d = Daemon(cfg)
@@ -520,8 +528,38 @@ def damaged(work: Path) -> None:
         assert v.returncode == 1 and "Traceback" not in v.stdout + v.stderr, v.stdout + v.stderr
         COUNTS["refusals"] += 1
         COUNTS["faults"] += 1
+    _fresh(path, good)
+    if keyed:
+        _old_row_found_by_verify(cfg, path)
+        _fresh(path, good)
+        log(
+            "  keyed: empty, truncated, random bytes, altered snapshot, rewritten history refused;"
+            " an old row edited in place found by verify"
+        )
+    else:
+        log("  damaged journals: empty, truncated, random bytes, altered snapshot, altered old row")
+
+
+def _fresh(path: Path, good: bytes) -> None:
     path.write_bytes(good)
-    log("  damaged journals: empty, truncated, random bytes, altered snapshot, altered old row")
+    for extra in ("-wal", "-shm", ".seal"):
+        Path(f"{path}{extra}").unlink(missing_ok=True)
+
+
+def _old_row_found_by_verify(cfg: Path, path: Path) -> None:
+    """With a stored proof the start re-hashes only the chain after it: an old row edited in
+    place does not stop the start (it is bound by the signed hash, not re-hashed); verify
+    re-hashes every row and names it."""
+    _damage(path, "old-row")
+    d = Daemon(cfg)
+    try:
+        d.start()
+    finally:
+        assert d.stop() == 0
+        d.close()
+    v = tablectl(cfg, "verify")
+    assert v.returncode == 1 and "Traceback" not in v.stdout + v.stderr, v.stdout + v.stderr
+    COUNTS["faults"] += 1
 
 
 def _is_error(line: str) -> bool:
@@ -553,6 +591,18 @@ def _damage(path: Path, how: str) -> None:
         )
         db.commit()
         db.close()
+    elif how == "rewritten":
+
+        def edit(fields: dict[str, Any]) -> None:
+            fields["data"]["card"] = "X" + fields["data"]["card"]
+
+        db = sqlite3.connect(path)
+        (first,) = db.execute("SELECT min(seq) FROM events WHERE type = 'card.dealt'").fetchone()
+        db.close()
+        rewrite_history_from(path, first, edit)
+        db = sqlite3.connect(path)
+        assert verify_chain(db)[1] is None  # a walk sees nothing wrong, the proofs do
+        db.close()
     elif how == "old-row":
         db = sqlite3.connect(path)
         db.execute(
@@ -578,6 +628,7 @@ def main() -> int:
             ("write errors", lambda w: every_step(w, rng, 1 if a.quick else 3)),
             ("two daemons", lambda w: two_daemons(w, 1 if a.quick else 4)),
             ("damaged journals", damaged),
+            ("damaged journals, keyed", lambda w: damaged(w, keyed=True)),
         ]
         for name, fn in parts:
             log(f"{name} …")

@@ -15,16 +15,20 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
+from journal_attacks import rewrite_history_from
 
 from daemon import journal as journal_mod
-from daemon.events import Draft
+from daemon.events import Draft, canonical
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError
+from daemon.keys import create_checkpoint
 from daemon.pipeline import Pipeline
+from daemon.security import Checkpointer
 from daemon.subscriber import Follower
 from daemon.table import Table
 
@@ -33,10 +37,14 @@ def _table() -> Table:
     return Table(BaccaratTable(BaccaratRules()), ["shoe"])
 
 
-def journal_with_snapshots(path: Path, n: int = 60, every: int = 20) -> Table:
-    """``n`` events (a started daemon, then ticks) with a sealed snapshot every ``every``."""
+def journal_with_snapshots(
+    path: Path, n: int = 60, every: int = 20, *, signer: Checkpointer | None = None
+) -> Table:
+    """``n`` events (a started daemon, then ticks) with a sealed snapshot every ``every``;
+    with ``signer``, each snapshot's commit stores its signed proof, as the daemon's do."""
     table = _table()
     j = Journal(path, "t1")
+    j.prover = signer
     state = table.initial()
     for i in range(n):
         d = Draft("daemon.started", {"clean": True}) if i == 0 else Draft("test.tick", {"n": i})
@@ -150,6 +158,113 @@ def test_the_seal_skips_the_walk_only_while_the_file_is_untouched(tmp_path):
     assert p.journal.sealed is None
     with pytest.raises(JournalError, match="damaged at seq 6"):
         p.recover()
+
+
+# -- 2b. stored proofs: a crash start with a checkpoint key walks from the newest proof ------------
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> Checkpointer:
+    _, secret, _ = create_checkpoint(tmp_path, "cp")
+    return Checkpointer.load(secret)
+
+
+def _keyed(path: Path, table: Table, key: Checkpointer) -> Pipeline:
+    """A start after a crash (no seal) of a daemon with ``[security] checkpoint_key``."""
+    j = Journal(path, "t1")
+    j.prover, j.proof_check = key, key.verify
+    return Pipeline(table, j)
+
+
+def _rewrite_history_from(path: Path, seq: int) -> None:
+    def edit(fields: dict[str, Any]) -> None:
+        fields["data"]["n"] = 55
+
+    rewrite_history_from(path, seq, edit)
+
+
+def test_a_crash_start_with_a_checkpoint_key_walks_from_the_newest_proof(tmp_path, key):
+    path = tmp_path / "j.sqlite"
+    table = journal_with_snapshots(path, signer=key)
+    db = sqlite3.connect(path)
+    assert [r[0] for r in db.execute("SELECT seq FROM proofs ORDER BY seq")] == [21, 42, 63]
+    db.close()
+    p = _keyed(path, table, key)
+    p.recover()
+    assert (p.stats.verified_from, p.stats.verified_events) == (63, 1)
+    assert p.stats.recovered_from_snapshot == 63
+    p.journal.close()
+    p = Pipeline(table, Journal(path, "t1"))  # no key: no proof, the whole chain
+    p.recover()
+    assert (p.stats.verified_from, p.stats.verified_events) == (1, 63)
+    p.journal.close()
+
+
+def test_history_rewritten_before_the_proof_passes_the_walk_but_not_the_keyed_start(tmp_path, key):
+    path = tmp_path / "j.sqlite"
+    table = journal_with_snapshots(path, signer=key)
+    _rewrite_history_from(path, 6)
+    db = sqlite3.connect(path)
+    assert journal_mod.verify_chain(db)[1] is None  # the chain is whole again: a walk passes it
+    db.close()
+    r = journal_mod.verify_file(path)  # tablectl verify: the stored proofs contradict it
+    assert r.problem is not None and r.problem.seq == 21 and "rewritten" in r.problem.what
+    p = _keyed(path, table, key)
+    with pytest.raises(JournalError, match=r"damaged at seq 63: .* checkpoint key signed"):
+        p.recover()
+    p.journal.close()
+
+
+def test_an_old_row_edited_in_place_is_found_by_verify_not_by_the_keyed_start(tmp_path, key):
+    """What the start does not prove (docs/reliability.md): the rows before the proof are
+    bound by its signed hash but not re-hashed; `tablectl verify` re-hashes them."""
+    path = tmp_path / "j.sqlite"
+    table = journal_with_snapshots(path, signer=key)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET body = replace(body, '\"n\":5', '\"n\":55') WHERE seq = 6")
+    db.commit()
+    db.close()
+    p = _keyed(path, table, key)
+    p.recover()
+    assert p.stats.verified_from == 63
+    p.journal.close()
+    r = journal_mod.verify_file(path)
+    assert r.problem is not None and r.problem.seq == 6
+
+
+@pytest.mark.parametrize("how", ["forged", "other key", "other journal"])
+def test_a_proof_the_key_does_not_verify_is_no_proof(tmp_path, key, how):
+    """A proof row someone wrote is ignored: the start walks the whole chain (and so
+    still refuses a chain broken before it)."""
+    path = tmp_path / "j.sqlite"
+    table = journal_with_snapshots(path, signer=key)
+    db = sqlite3.connect(path)
+    seq, h, proof = db.execute("SELECT seq, hash, proof FROM proofs ORDER BY seq DESC").fetchone()
+    cp = msgspec.json.decode(proof)
+    if how == "forged":
+        cp["sig"] = cp["sig"][::-1]
+    elif how == "other key":
+        _, secret, _ = create_checkpoint(tmp_path, "other")
+        cp = Checkpointer.load(secret)("t1", cp["journal_id"], seq, h)
+    else:
+        cp = key("t1", "another-journal", seq, h)
+    db.execute("UPDATE proofs SET proof = ? WHERE seq = ?", (canonical(cp), seq))
+    db.execute("DELETE FROM proofs WHERE seq < ?", (seq,))
+    db.commit()
+    db.close()
+    p = _keyed(path, table, key)
+    p.recover()
+    assert (p.stats.verified_from, p.stats.verified_events) == (1, 63)
+    p.journal.close()
+    _rewrite_history_from(path, 6)  # now nothing proves the history: the walk passes it
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET body = replace(body, '\"n\":7', '\"n\":77') WHERE seq = 8")
+    db.commit()
+    db.close()
+    p = _keyed(path, table, key)
+    with pytest.raises(JournalError, match="damaged at seq 8"):
+        p.recover()
+    p.journal.close()
 
 
 # -- 3. damaged journal files: refused with one line, never replaced -------------------------------
@@ -542,3 +657,31 @@ def test_a_clean_stop_leaves_a_seal_and_a_restart_skips_the_walk(tmp_path):
     ]
     assert [r["sealed"] for r in recovered] == [False, True]
     assert recovered[1]["verified"] == 0
+
+
+def test_a_keyed_daemon_killed_mid_play_restarts_from_its_newest_proof(tmp_path):
+    """Real processes: SIGKILL (no seal), restart; the start walks from a stored proof."""
+    _, secret, _ = create_checkpoint(tmp_path, "cp")
+    cfg = write_config(tmp_path, extra=f'[security]\ncheckpoint_key = "{secret}"\n')
+    d = Daemon(cfg)
+    try:
+        d.start()
+        Follower(*endpoints(cfg), table="it").until(lambda e: e.seq >= 120, 30)
+        d.kill()
+    finally:
+        d.close()
+    d = Daemon(cfg)
+    try:
+        d.start()
+    finally:
+        assert d.stop() == 0
+        d.close()
+    rec = [
+        json.loads(x)
+        for x in (tmp_path / "daemon.log").read_text().splitlines()
+        if '"journal recovered"' in x
+    ][-1]
+    assert rec["sealed"] is False
+    assert rec["verified_from"] > 1
+    assert rec["verified"] == rec["last_seq"] - rec["verified_from"] + 1
+    assert journal_mod.verify_file(tmp_path / "state" / "journal.sqlite").failure is None

@@ -72,6 +72,10 @@ class Checkpointer:
         self._last = (head, cp)
         return cp
 
+    def verify(self, checkpoint: Mapping[str, Any]) -> bool:
+        """Whether ``checkpoint`` was signed by this key: a stored proof read back at start-up."""
+        return verify_checkpoint(self._key.public_key(), checkpoint)
+
 
 def load_public_key(public_key: Ed25519PublicKey | bytes | str | Path) -> Ed25519PublicKey:
     """An Ed25519 public key from a key object, raw 32 bytes, PEM text/bytes, base64 text or a .pub file."""
