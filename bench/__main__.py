@@ -100,6 +100,16 @@ def goals(r: dict[str, Any]) -> list[dict[str, Any]]:
             None if v is None else v <= 1.5,
             "x",
         )
+    if "crash_keyed" in st and st.get("imports_s"):
+        v = ratio(st["crash_keyed"]["median_s"], st["imports_s"])
+        add(
+            f"READY after a crash, {st['journal_events']:,} events, checkpoint key, against "
+            "the import floor",
+            v,
+            "<= 1.5x",
+            None if v is None else v <= 1.5,
+            "x",
+        )
     mem = r.get("memory")
     if mem and mem.get("floor_rss_kib"):
         v = ratio(mem["rss_end_kib"], mem["floor_rss_kib"])
@@ -210,6 +220,19 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
                 f"READY, {st['journal_events']:,}-event journal: s",
                 f"{st['big']['median_s']}, {st['big']['max_s']}",
                 f"(import daemon.app {st.get('imports_s')})",
+            )
+        )
+        first = st["big"].get("unsealed_first_start") or {}
+        if first:
+            rows.append(
+                ("READY after a crash, no key (the whole chain walked): s", f"{first['s']}", "")
+            )
+    if "crash_keyed" in st:
+        rows.append(
+            (
+                "READY after a crash, checkpoint key (walked from the newest proof): s",
+                f"{st['crash_keyed']['median_s']}, {st['crash_keyed']['max_s']}",
+                "",
             )
         )
     if "replay" in st:

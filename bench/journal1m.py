@@ -7,6 +7,9 @@ appended with ``Journal.append`` in transactions of about
 its last event, as ``Pipeline._commit`` takes them (and pruned to the last
 three, as it prunes). Event times advance with the session's own clock (a
 card every 0.8 s), so the journal looks like about eleven days of one table.
+Each snapshot's commit also stores its proof signed by a checkpoint key kept in
+the cache (:func:`key_path`), as a daemon with ``[security] checkpoint_key`` does,
+so a start with that key after a crash walks from the newest proof.
 
 The file is cached in ``bench/results/cache/`` (ignored by git) under a
 name that carries the event count and the table state version, and reused
@@ -25,9 +28,21 @@ from bench.session import ShoeDealer
 from daemon.events import utc_text
 from daemon.journal import Batch, Journal
 
-FORMAT = 2  # 2: snapshots sealed by a journal.snapshot event
+FORMAT = 3  # 2: snapshots sealed by a journal.snapshot event; 3: signed proofs stored
 T0 = 1_793_563_200.0  # 2026-11-01T20:00:00Z
 TABLE = "bench"
+
+
+def key_path() -> Path:
+    """The benchmark's checkpoint key (created once, kept in the cache)."""
+    from daemon.keys import create_checkpoint
+
+    secret = CACHE / "bench-checkpoint.ed25519"
+    if not secret.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        Path(f"{secret}.pub").unlink(missing_ok=True)
+        create_checkpoint(CACHE, "bench-checkpoint")
+    return secret
 
 
 def path_for(events: int) -> Path:
@@ -47,7 +62,10 @@ def build(events: int, *, snapshot_every: int = 1000, log: Callable[[str], None]
     log(f"  building a {events:,}-event journal (cached for later runs) …")
     t0 = time.perf_counter()
     dealer = ShoeDealer(seed=11)
+    from daemon.security import Checkpointer
+
     j = Journal(tmp, TABLE)
+    j.prover = Checkpointer.load(key_path())
     j.db.execute("PRAGMA synchronous=OFF")  # the build is not the thing measured
     steps = dealer.steps()
     tail = snapshot_every // 2  # a restart finds the head about half a snapshot past the last

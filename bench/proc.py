@@ -92,6 +92,7 @@ def write_config(
     table: str = "bench",
     log_level: str = "info",
     snapshot_every: int = 1000,
+    extra: str = "",
 ) -> tuple[Path, dict[str, str]]:
     """A table config like config/demo.toml: the session's game and device on ``port``."""
     run = Path(tempfile.mkdtemp(prefix="tb-", dir="/tmp"))  # ipc paths must stay short
@@ -138,6 +139,7 @@ role = "supervisor"
 [log]
 format = "json"
 level = "{log_level}"
+{extra}
 """
     )
     return cfg, ep

@@ -10,6 +10,11 @@ as on a restart; a cold boot also reads the interpreter from disk). The
 import share is the time of ``tabled --version``, which imports the same
 modules and exits.
 
+After a crash (SIGKILL) there is no seal: without a checkpoint key the start walks
+the whole chain (the first start above); with ``[security] checkpoint_key`` it walks
+from the newest stored proof (``daemon/proofs.py``), measured as ``crash_keyed``:
+the daemon is killed and started again, ``starts`` times.
+
 Replay: with the daemon up on the big journal, one DEALER asks the replay
 socket for events 1..1,000,000 and counts the frames until the end marker,
 as a subscriber that joined late (or a backend rebuilding its store) does.
@@ -34,7 +39,7 @@ import msgspec
 import zmq
 
 from bench import floors, proc
-from bench.journal1m import TABLE, build
+from bench.journal1m import TABLE, build, key_path
 from bench.session import shoe_session
 from bench.sizes import Size, pick
 
@@ -46,7 +51,15 @@ def _recovered(log: Path) -> dict[str, Any]:
                 d = json.loads(line)
             except ValueError:
                 continue
-            keys = ("seconds", "sealed", "verified", "replayed", "from_snapshot", "last_seq")
+            keys = (
+                "seconds",
+                "sealed",
+                "verified",
+                "verified_from",
+                "replayed",
+                "from_snapshot",
+                "last_seq",
+            )
             return {k: d.get(k) for k in keys}
     return {}
 
@@ -190,6 +203,33 @@ def run(*, size: Size = "full", log: Callable[[str], None] = print) -> dict[str,
             raise RuntimeError("tabled exited with an error" + d._tail())
         log("  replay floor: the same rows, a bare loop, a PUSH socket …")
         out["replay"]["floor"] = floors.replay(journal, big)
+        log("  start-up after a crash, with the checkpoint key …")
+        d.close()
+        d = None
+        keyed = f'[security]\ncheckpoint_key = "{key_path()}"\n'
+        cfg, ep2 = proc.write_config(
+            where, sess, port=pty.path, journal=journal, table=TABLE, extra=keyed
+        )
+        shutil.rmtree(ep["runtime"], ignore_errors=True)  # the old config's sockets only
+        ep = ep2
+        times, rec = [], []
+        for i in range(starts + 1):
+            d = proc.DaemonProcess(cfg, log=where / f"crash-{i}.log")
+            t = d.start()
+            if i:  # the first start follows the clean stop above: sealed, not measured
+                times.append(t)
+                rec.append(_recovered(where / f"crash-{i}.log"))
+            assert d.proc is not None
+            d.proc.kill()  # SIGKILL: no seal for the next start
+            d.proc.wait(10)
+            d.close()
+            d = None
+            pty.drain()
+        out["crash_keyed"] = _summary(times) | {"recovery": rec[-1]}
+        log(
+            f"  start-up after a crash, checkpoint key: {out['crash_keyed']['median_s']} s "
+            f"(walked from seq {rec[-1].get('verified_from')}, {rec[-1].get('verified')} events)"
+        )
     finally:
         if d is not None:
             d.close()

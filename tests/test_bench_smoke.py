@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # the keys each benchmark's summary row and goal read (bench/__main__.py summary() and goals())
@@ -67,3 +69,43 @@ def test_every_benchmark_runs_to_the_end(tmp_path: Path) -> None:
         assert any(part in g for g in goals), f"goal {part!r} not evaluated"
     assert all(g["met"] in (True, False, None) for g in doc["goals"])
     assert "goals (not asserts):" in p.stdout
+
+
+def _variant_run(variant: str, where: Path) -> tuple[int, Path]:
+    from bench import proc
+    from bench.session import shoe_session
+
+    pty = proc.Pty()
+    cfg, ep = proc.write_config(where, shoe_session(cards=1), port=pty.path)
+    d = proc.DaemonProcess(cfg, log=where / "daemon.log", variant=variant)
+    try:
+        d.start()
+        return d.stop(), cfg.parent / "timeline.json"
+    finally:
+        d.close()
+        pty.close()
+        proc.cleanup(where / "state", ep)
+
+
+@pytest.mark.parametrize("variant", ["none", "inline-commit", "timeline", "inline-commit+timeline"])
+def test_every_experiment_variant_starts_commits_and_stops(tmp_path: Path, variant: str) -> None:
+    """bench/variant.py (run only by ``python -m bench.experiments``): each variant's patch
+    still fits the daemon it patches — READY, ``daemon.started`` committed and published
+    through the patched path, a clean stop, and the timeline written where one is asked for."""
+    from bench.variant import VARIANTS
+
+    assert variant in VARIANTS
+    code, timeline = _variant_run(variant, tmp_path)
+    assert code == 0, (tmp_path / "daemon.log").read_text()[-3000:]
+    if "timeline" in variant:
+        rec = json.loads(timeline.read_text())
+        assert set(rec) == {"process", "append", "publish", "listeners"}
+        assert rec["append"] and rec["publish"]  # daemon.started went through both
+    else:
+        assert not timeline.exists()
+
+
+def test_the_variant_list_is_what_the_smoke_runs() -> None:
+    from bench.variant import VARIANTS
+
+    assert set(VARIANTS) == {"none", "inline-commit", "timeline", "inline-commit+timeline"}
