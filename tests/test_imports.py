@@ -165,3 +165,17 @@ def test_the_checks_can_fail():
     known = set(modules())
     here = imports_of(ROOT / "daemon" / "table.py", "daemon.table", known)
     assert "daemon.events" in here and "drivers.readings" in here
+
+
+def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
+    """cryptography is ~8 MiB resident (docs/performance.md, Memory): the daemon imports it
+    when a checkpoint key is loaded, not at start; a top-level import would bring it back."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, daemon.app, daemon.subscriber, daemon.security\n"
+        "assert 'cryptography' not in sys.modules, sorted(sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -13,11 +13,13 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+if TYPE_CHECKING:  # cryptography (~8 MiB resident) is imported only where a checkpoint key is used
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
 
 from daemon.security.keyfiles import SecurityError, check_secret_file
 
@@ -31,6 +33,8 @@ def checkpoint_message(table: str, journal_id: str, seq: int, hash_: str) -> byt
 
 def key_id(public: Ed25519PublicKey) -> str:
     """First 16 hex digits of SHA-256 of the raw 32-byte public key: which key signed."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()[:16]
 
@@ -45,6 +49,9 @@ class Checkpointer:
 
     @classmethod
     def load(cls, path: str | Path) -> Checkpointer:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         check_secret_file(path)
         try:
             key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
@@ -79,6 +86,9 @@ class Checkpointer:
 
 def load_public_key(public_key: Ed25519PublicKey | bytes | str | Path) -> Ed25519PublicKey:
     """An Ed25519 public key from a key object, raw 32 bytes, PEM text/bytes, base64 text or a .pub file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     if isinstance(public_key, Ed25519PublicKey):
         return public_key
     if isinstance(public_key, Path):
@@ -108,6 +118,8 @@ def verify_checkpoint(
     ``checkpoint`` object itself. True means: the table holding that key had,
     in the journal ``journal_id``, event ``seq`` with chain hash ``hash``.
     """
+    from cryptography.exceptions import InvalidSignature
+
     try:
         key = load_public_key(public_key)
         cp: Any = heartbeat
