@@ -110,3 +110,11 @@ def bind(sock: zmq.Socket, endpoint: str, role: str) -> None:
         raise EndpointError(
             f"cannot bind the {role} socket to {endpoint}: {e.strerror}{hint}"
         ) from e
+
+
+def bind_checked(sock: zmq.Socket, endpoint: str, role: str) -> str:
+    """:func:`prepare_ipc` then :func:`bind`; returns the endpoint bound (``tcp://…:*``
+    gets its port)."""
+    prepare_ipc(endpoint)
+    bind(sock, endpoint, role)
+    return sock.getsockopt_string(zmq.LAST_ENDPOINT)

@@ -31,7 +31,7 @@ import zmq
 import zmq.asyncio
 
 from daemon.events import SCHEMA_VERSION, Event, canonical
-from daemon.ipc import bind, prepare_ipc
+from daemon.ipc import bind_checked
 
 if TYPE_CHECKING:
     from daemon.security import ServerCurve
@@ -92,9 +92,7 @@ class Publisher:
         """Bind; ``endpoint`` becomes the one bound (``tcp://127.0.0.1:*`` gets its port)."""
         pub = self._pub
         assert pub is not None
-        prepare_ipc(self.endpoint)
-        bind(pub, self.endpoint, "publish")
-        self.endpoint = pub.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = bind_checked(pub, self.endpoint, "publish")
         self._pub_sync = zmq.Socket.shadow(pub.underlying)
 
     def close(self) -> None:

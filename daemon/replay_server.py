@@ -50,7 +50,7 @@ import zmq.asyncio
 
 from daemon import journal
 from daemon.events import canonical
-from daemon.ipc import bind, prepare_ipc
+from daemon.ipc import bind_checked
 from daemon.publisher import BusError
 
 if TYPE_CHECKING:
@@ -140,9 +140,7 @@ class ReplayServer:
         """Bind; ``endpoint`` becomes the one bound (``tcp://127.0.0.1:*`` gets its port)."""
         router = self._router
         assert router is not None
-        prepare_ipc(self.endpoint)
-        bind(router, self.endpoint, "replay")
-        self.endpoint = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = bind_checked(router, self.endpoint, "replay")
         self._router_sync = zmq.Socket.shadow(router.underlying)
 
     def serve(self) -> None:
