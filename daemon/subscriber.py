@@ -48,13 +48,18 @@ class ReplayFailed(Exception):
     pass
 
 
-@dataclass(slots=True)
+def _wait(seconds: float, stopped: threading.Event) -> bool:
+    return stopped.wait(seconds)
+
+
+@dataclass(frozen=True, slots=True)
 class FollowerClock:
-    """The follower's time: ``mono`` for deadlines; ``wait(seconds)`` pauses and returns
-    True when the follower was stopped meanwhile; ``jitter()`` spreads the pauses."""
+    """The follower's time: ``mono`` for deadlines; ``wait(seconds, stopped)`` pauses on
+    the follower's stop event and returns True when it was set meanwhile; ``jitter()``
+    spreads the pauses."""
 
     mono: Callable[[], float] = time.monotonic
-    wait: Callable[[float], bool] | None = None  # None: the follower's stop event
+    wait: Callable[[float, threading.Event], bool] = _wait
     jitter: Callable[[], float] = field(default=lambda: random.uniform(0.5, 1.5))
 
 
@@ -76,8 +81,6 @@ class Follower:
         self.ctx = ctx or zmq.Context.instance()
         self._stopped = threading.Event()
         self.clock = clock or FollowerClock()
-        if self.clock.wait is None:
-            self.clock.wait = self._stopped.wait
         self.curve = ClientCurve.of(curve) if curve is not None else None
         self.replay_endpoint = replay
         self.last_seq = last_seq
@@ -114,7 +117,6 @@ class Follower:
     def _replay(self, start: int, stop: int | None, timeout: float) -> list[Event]:
         """One replay; a busy table is asked again with backoff until ``timeout`` runs out."""
         clock = self.clock
-        assert clock.wait is not None
         deadline = clock.mono() + timeout
         delay = self.BUSY_FIRST
         while True:
@@ -125,7 +127,7 @@ class Follower:
                 if not str(e).startswith("busy") or left <= 0:
                     raise
                 self.busy_retries += 1
-                if clock.wait(min(left, delay * clock.jitter())):
+                if clock.wait(min(left, delay * clock.jitter()), self._stopped):
                     raise ReplayFailed("the follower was closed while the table was busy") from e
                 delay = min(delay * 2, self.BUSY_MAX)
 

@@ -651,7 +651,7 @@ async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeo
     now = [0.0]
     pauses: list[float] = []
 
-    def wait(seconds: float) -> bool:
+    def wait(seconds: float, stopped: threading.Event) -> bool:
         pauses.append(seconds)
         now[0] += seconds
         return False
@@ -673,7 +673,7 @@ async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeo
 
 async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
     """``close`` from another thread wakes a follower pausing for a busy table."""
-    from daemon.subscriber import Follower, ReplayFailed
+    from daemon.subscriber import Follower, FollowerClock, ReplayFailed
 
     b = Bus(
         ctx,
@@ -687,17 +687,15 @@ async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
     )
     await b.start()
     silent = _silent(ctx, b.replay_endpoint)
-    f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1")
-    f.BUSY_FIRST = LIMIT * 10  # a pause far beyond the test's guard: only close can end it
     pausing = threading.Event()
-    stop_wait = f.clock.wait
-    assert stop_wait is not None
 
-    def wait(seconds: float) -> bool:
+    def wait(seconds: float, stopped: threading.Event) -> bool:
         pausing.set()
-        return stop_wait(seconds)
+        return stopped.wait(seconds)  # what the follower's own clock does
 
-    f.clock.wait = wait
+    clock = FollowerClock(wait=wait)
+    f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1", clock=clock)
+    f.BUSY_FIRST = LIMIT * 10  # a pause far beyond the test's guard: only close can end it
     try:
         await silent.send(b'{"from": 1}')
         await asyncio.wait_for(silent.recv(), LIMIT)
