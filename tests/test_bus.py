@@ -631,23 +631,31 @@ async def test_followers_starting_at_once_retry_busy_and_all_catch_up(ctx, big_j
         await b.close()
 
 
-async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeout(ctx, big_jpath):
-    """The follower's backoff on an injected clock: pauses double from BUSY_FIRST, the
-    last is cut to what is left of ``timeout``, then the busy reply is the error."""
-    from daemon.subscriber import Follower, FollowerClock, ReplayFailed
-
+async def _one_slot_taken(ctx: zmq.asyncio.Context, path: str) -> tuple[Bus, zmq.asyncio.Socket]:
+    """A bus with one replay slot, held for the whole test by a client that reads no more."""
     b = Bus(
         ctx,
         table="t1",
         publish=TCP,
         replay=TCP,
-        journal_path=big_jpath,
+        journal_path=path,
         replay_hwm=1,
         replay_concurrency=1,
-        replay_idle=LIMIT * 10,  # the silent client keeps its slot for the whole test
+        replay_idle=LIMIT * 10,
     )
     await b.start()
     silent = _silent(ctx, b.replay_endpoint)
+    await silent.send(b'{"from": 1}')
+    await asyncio.wait_for(silent.recv(), LIMIT)  # its stream holds the one slot
+    return b, silent
+
+
+async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeout(ctx, big_jpath):
+    """The follower's backoff on an injected clock: pauses double from BUSY_FIRST, the
+    last is cut to what is left of ``timeout``, then the busy reply is the error."""
+    from daemon.subscriber import Follower, FollowerClock, ReplayFailed
+
+    b, silent = await _one_slot_taken(ctx, big_jpath)
     now = [0.0]
     pauses: list[float] = []
 
@@ -659,8 +667,6 @@ async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeo
     clock = FollowerClock(mono=lambda: now[0], wait=wait, jitter=lambda: 1.0)
     f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1", clock=clock)
     try:
-        await silent.send(b'{"from": 1}')
-        await asyncio.wait_for(silent.recv(), LIMIT)  # its stream holds the one slot
         with pytest.raises(ReplayFailed, match="busy"):
             await asyncio.wait_for(asyncio.to_thread(f._replay, 1, 5, 1.0), LIMIT)
         assert pauses == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.25])
@@ -675,18 +681,7 @@ async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
     """``close`` from another thread wakes a follower pausing for a busy table."""
     from daemon.subscriber import Follower, FollowerClock, ReplayFailed
 
-    b = Bus(
-        ctx,
-        table="t1",
-        publish=TCP,
-        replay=TCP,
-        journal_path=big_jpath,
-        replay_hwm=1,
-        replay_concurrency=1,
-        replay_idle=LIMIT * 10,
-    )
-    await b.start()
-    silent = _silent(ctx, b.replay_endpoint)
+    b, silent = await _one_slot_taken(ctx, big_jpath)
     pausing = threading.Event()
 
     def wait(seconds: float, stopped: threading.Event) -> bool:
@@ -697,8 +692,6 @@ async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
     f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1", clock=clock)
     f.BUSY_FIRST = LIMIT * 10  # a pause far beyond the test's guard: only close can end it
     try:
-        await silent.send(b'{"from": 1}')
-        await asyncio.wait_for(silent.recv(), LIMIT)
         follower = asyncio.create_task(asyncio.to_thread(f._replay, 1, 5, LIMIT * 100))
         assert await asyncio.to_thread(pausing.wait, LIMIT)  # told busy, it pauses
         f.close()
