@@ -684,4 +684,15 @@ def test_a_keyed_daemon_killed_mid_play_restarts_from_its_newest_proof(tmp_path)
     assert rec["sealed"] is False
     assert rec["verified_from"] > 1
     assert rec["verified"] == rec["last_seq"] - rec["verified_from"] + 1
-    assert journal_mod.verify_file(tmp_path / "state" / "journal.sqlite").failure is None
+    path = tmp_path / "state" / "journal.sqlite"
+    v = tablectl(cfg, "verify")  # the config names the key: the proofs' signatures are checked
+    assert v.returncode == 0 and "stored proof(s) matching it" in v.stdout, v.stdout + v.stderr
+    db = sqlite3.connect(path)
+    seq, proof = db.execute("SELECT seq, proof FROM proofs ORDER BY seq DESC").fetchone()
+    cp = msgspec.json.decode(proof)
+    cp["sig"] = cp["sig"][::-1]
+    db.execute("UPDATE proofs SET proof = ? WHERE seq = ?", (canonical(cp), seq))
+    db.commit()
+    db.close()
+    v = tablectl(cfg, "verify")
+    assert v.returncode == 1 and "not signed by this table's checkpoint key" in v.stdout, v.stdout
