@@ -591,8 +591,10 @@ async def test_eight_silent_clients_cannot_deny_replay_to_the_others(ctx, big_jp
         got = await _followers(b, 4, N_EVENTS)
         for seqs, _ in got:  # each follower holds every event once, in order
             assert seqs == list(range(1, N_EVENTS + 1))
-        # the silent ones were dropped to make room (not after replay_stall, 30 s)
-        assert b.counters["replay_evicted"] >= 4
+        # the silent ones were dropped to make room (not after replay_stall, 30 s: the
+        # followers were done within LIMIT); a later follower may take the slot an earlier
+        # follower's finished replay freed, so it is at least one eviction, not one each
+        assert b.counters["replay_evicted"] >= 1
     finally:
         for s in silent:
             s.close(0)
