@@ -13,7 +13,7 @@ decide/apply (``games/`` rules, ``procedures/`` house procedures).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -212,11 +212,56 @@ R_NOISE = (
 )
 
 
+def active_alarm(alarms: Mapping[str, Alarm], kind: str, device: str | None) -> Alarm | None:
+    """The active alarm of ``kind`` for ``device``: one alarm per cause, however often it recurs."""
+    return next((a for a in alarms.values() if a.kind == kind and a.device == device), None)
+
+
 def line_noise_alarm(t: TableState, device: str) -> str | None:
     """The latched ``line-noise`` alarm that holds ``device`` suspect, if any."""
-    return next(
-        (a.id for a in t.alarms.values() if a.kind == "line-noise" and a.device == device), None
+    a = active_alarm(t.alarms, "line-noise", device)
+    return None if a is None else a.id
+
+
+def device_fault(
+    t: TableState,
+    d: Decision,
+    device: str,
+    code: int | None,
+    meaning: str,
+    *,
+    rule: str,
+    action: str,
+    frames: list[str] | None = None,
+    **event: Any,
+) -> str:
+    """A device reported a fault of its own (a wheel's component, a shaker's motor): its
+    ``device-fault`` alarm latches, one per device, until a technician clears it, and every
+    report is a ``device.fault`` event naming that alarm; the game decides what stops.
+    ``frames``: the raw frames that said so, when the driver keeps them (alarm and event);
+    ``event``: what the game adds to the event (the round in play)."""
+    evidence: dict[str, Any] = {} if frames is None else {"frames": frames}
+    alarms = d.state().alarms if d.fold is not None else t.alarms
+    active = active_alarm(alarms, "device-fault", device)
+    alarm = (
+        active.id
+        if active is not None
+        else raise_alarm(
+            t,
+            d,
+            "device-fault",
+            f"{device}: {meaning}" + ("" if code is None else f" (code {code})"),
+            rule=rule,
+            action=action,
+            device=device,
+            code=code,
+            **evidence,
+        )
     )
+    d.add(
+        "device.fault", device=device, code=code, meaning=meaning, **evidence, alarm=alarm, **event
+    )
+    return alarm
 
 
 def raise_or_repeat(
@@ -224,8 +269,7 @@ def raise_or_repeat(
 ) -> str:
     """One alarm per cause: while one of ``kind`` (for ``device``) is active, count this
     occurrence on it (``alarm.repeated``) instead of raising another."""
-    active = d.state().alarms if d.fold is not None else t.alarms
-    same = next((a for a in active.values() if a.kind == kind and a.device == device), None)
+    same = active_alarm(d.state().alarms if d.fold is not None else t.alarms, kind, device)
     if same is None:
         return raise_alarm(t, d, kind, message, device=device, **alarm)
     d.add("alarm.repeated", id=same.id, kind=kind, count=same.count + 1, message=message)

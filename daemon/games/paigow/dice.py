@@ -23,7 +23,7 @@ from daemon.games.paigow.state import (
     PaiGowState,
 )
 from daemon.procedures.round import RoundGame
-from daemon.table import Decision, TableState, raise_alarm
+from daemon.table import Decision, TableState, device_fault, raise_alarm
 from drivers.dice_readings import DiceNotFlat, DiceShaking, ShakerFault
 
 
@@ -94,26 +94,14 @@ class PaiGowDice(RoundGame):
         self._dice_rejected(d, round_, device, faces, reason, why or "", aid, rule)
 
     def _fault(self, t: TableState, g: PaiGowState, d: Decision, dev: str, r: ShakerFault) -> None:
-        active = next(
-            (a.id for a in t.alarms.values() if a.kind == "device-fault" and a.device == dev),
-            None,
-        )
-        alarm = active or raise_alarm(
+        device_fault(
             t,
             d,
-            "device-fault",
-            f"{dev}: {r.meaning} (code {r.code})",
+            dev,
+            r.code,
+            r.meaning,
             rule=R_FAULT,
             action="throw the dice by hand and enter them (`tablectl dice A B C`); a technician "
             "repairs the shaker and clears this alarm",
-            device=dev,
-            code=r.code,
-        )
-        d.add(
-            "device.fault",
-            device=dev,
-            code=r.code,
-            meaning=r.meaning,
-            alarm=alarm,
             round=g.round if g.phase in IN_ROUND else None,
         )

@@ -25,6 +25,7 @@ from daemon.games.roulette.state import (
 from daemon.table import (
     Decision,
     TableState,
+    device_fault,
     raise_alarm,
 )
 from drivers.cammegh import M360_FLAGS, M360_STATES, SS2_FLAGS, SS2_STATES, flag_names
@@ -347,34 +348,16 @@ class WheelTracking(RouletteParts):
         wheel_spin: int | None = None,
     ) -> None:
         """vendor SS2 exception table: a component fault latches until a technician clears it."""
-        active = next(
-            (
-                a.id
-                for a in d.state().alarms.values()
-                if a.kind == "device-fault" and a.device == dev
-            ),
-            None,
-        )
-        alarm = active or raise_alarm(
+        device_fault(
             t,
             d,
-            "device-fault",
-            f"{dev}: {meaning}" + (f" (code {code})" if code is not None else ""),
+            dev,
+            code,
+            meaning,
             rule=R_FAULT,
             action="stop the game; run the wheel's self-test (*F) to identify the fault; a "
             "technician repairs it and clears this alarm (`tablectl alarm clear ID`)",
-            severity="supervisor",
-            device=dev,
-            code=code,
             frames=frames,
-        )
-        d.add(
-            "device.fault",
-            device=dev,
-            code=code,
-            meaning=meaning,
-            frames=frames,
-            alarm=alarm,
         )
         if d.state().game.phase in IN_PLAY:
             self._void(

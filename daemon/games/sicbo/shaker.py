@@ -26,7 +26,14 @@ from daemon.games.sicbo.state import (
     SicBoRules,
 )
 from daemon.procedures.round import RoundGame
-from daemon.table import R_NOISE, Decision, TableState, line_noise_alarm, raise_alarm
+from daemon.table import (
+    R_NOISE,
+    Decision,
+    TableState,
+    device_fault,
+    line_noise_alarm,
+    raise_alarm,
+)
 from drivers.dice_readings import DiceNotFlat, ShakerFault
 
 
@@ -158,33 +165,17 @@ class SicBoShaker(RoundGame):
             self._dice_rejected(d, None, dev, faces, "no-round", why or "", aid, R_NO_ROUND)
 
     def _fault(self, t: TableState, g: DiceState, d: Decision, dev: str, r: ShakerFault) -> None:
-        active = next(
-            (
-                a.id
-                for a in d.state().alarms.values()
-                if a.kind == "device-fault" and a.device == dev
-            ),
-            None,
-        )
-        alarm = active or raise_alarm(
+        alarm = device_fault(
             t,
             d,
-            "device-fault",
-            f"{dev}: {r.meaning} (code {r.code})",
+            dev,
+            r.code,
+            r.meaning,
             rule=R_FAULT,
             action="run the shaker's self-test; a technician repairs it and clears this alarm",
-            device=dev,
-            code=r.code,
-        )
-        throwing = g.phase in THROWING
-        d.add(
-            "device.fault",
-            device=dev,
-            code=r.code,
-            meaning=r.meaning,
-            alarm=alarm,
             round=g.round if g.phase in IN_ROUND else None,
         )
+        throwing = g.phase in THROWING
         if not throwing:
             return
         if self.rules.shaker_fault == "void":
