@@ -280,6 +280,12 @@ def check(value: Any, tp: Any, path: str, errors: list[str]) -> None:
             except msgspec.ValidationError as e:
                 errors.append(f"{path or '(top level)'}: {e}")
         return
+    table = _table_of(tp)
+    if table is not None and isinstance(value, dict):
+        # a table of values (tile → copies): each value checked, named by its key
+        for k, v in value.items():
+            check(v, table, _join(path, str(k)), errors)
+        return
     if get_origin(tp) is list:
         (item,) = get_args(tp)
         if not isinstance(value, list):
@@ -297,6 +303,20 @@ def check(value: Any, tp: Any, path: str, errors: list[str]) -> None:
             errors.append(f"{path}: {_show(value)} is not one of {shown}")
         else:
             errors.append(f"{path}: {_humanise(str(e), value)}")
+
+
+def _table_of(tp: Any) -> Any:
+    """The value type of ``dict[str, X]`` (or ``dict[str, X] | None``), else None."""
+    args = (
+        [a for a in get_args(tp) if a is not type(None)]
+        if get_origin(tp) in (Union, type(int | None))
+        else [tp]
+    )
+    if len(args) == 1 and get_origin(args[0]) is dict:
+        key, value = get_args(args[0])
+        if key is str and value is not Any:
+            return value
+    return None
 
 
 def _join(path: str, key: str) -> str:
@@ -319,6 +339,25 @@ def _check_rules_against(
             f"game.min_ball_revolutions: devices[{i}] ({drv}) {why}, so the rule could never "
             "be applied; remove the key (or use a Mercury 360 at the extended level)"
         )
+
+
+def _check_simulator(i: int, cls: Any, opts: dict[str, Any], sim: Any, errors: list[str]) -> None:
+    """A simulator's own options, checked now (key by key against its typed ``Options``),
+    not when the daemon starts it."""
+    from drivers.sim import options_type
+
+    sim_type = options_type(cls.name) or getattr(cls, "Sim", None)  # the GPIO panel's own
+    before = len(errors)
+    if isinstance(sim_type, type) and issubclass(sim_type, msgspec.Struct):
+        check(sim, sim_type, f"devices[{i}].sim", errors)
+    if len(errors) > before:
+        return
+    try:
+        cls(msgspec.convert(opts, cls.Options)).simulator(sim)
+    except NotImplementedError as e:
+        errors.append(f"devices[{i}].port: {e}")
+    except (ValueError, TypeError) as e:  # what only the simulator can tell
+        errors.append(f"devices[{i}].sim: {e}")
 
 
 def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
@@ -379,15 +418,7 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
             if len(errors) == before and isinstance(opts, dict):
                 _check_rules_against(raw.get("game"), i, drv, cls, dev, errors)
             if dev.get("port") == "sim" and len(errors) == before and isinstance(opts, dict):
-                # the simulator's own options are checked now, not when the daemon starts it
-                try:
-                    cls(msgspec.convert(dev.get("options", {}), cls.Options)).simulator(
-                        dev.get("sim", {})
-                    )
-                except NotImplementedError as e:
-                    errors.append(f"devices[{i}].port: {e}")
-                except (ValueError, TypeError, msgspec.ValidationError) as e:
-                    errors.append(f"devices[{i}].sim: {e}")
+                _check_simulator(i, cls, opts, dev.get("sim", {}), errors)
     for section, key in (("bus", "publish"), ("bus", "replay"), ("control", "endpoint")):
         value = raw.get(section, {}).get(key) if isinstance(raw.get(section), dict) else None
         if isinstance(value, str) and (problem := endpoint_problem(value)):

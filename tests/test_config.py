@@ -215,7 +215,7 @@ def test_every_simulators_numbers_are_checked(tmp_path, driver, key, value):
     if driver == "hid-scanner":
         text += "[devices.options]\nvendor_id = 0x05E0\nproduct_id = 0x1200\n"
     got = problems(tmp_path, text)
-    assert any(p.startswith(f"devices[1].sim: {key}: expected a") for p in got), got
+    assert any(p.startswith(f"devices[1].sim.{key}: expected a") for p in got), got
 
 
 def test_options_that_are_no_table_are_reported_once(tmp_path):

@@ -269,7 +269,7 @@ def test_driver_plumbing():
     with pytest.raises(msgspec.ValidationError):
         msgspec.convert({"poll": 5}, DiceRefOptions)
     assert isinstance(d.simulator({"seed": 3}), DiceSimulator)
-    with pytest.raises(ValueError, match="unknown simulator options"):
+    with pytest.raises(ValueError, match="unknown field `sed`"):
         d.simulator({"sed": 3})
 
 

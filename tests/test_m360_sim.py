@@ -81,7 +81,7 @@ def test_every_fault_is_shown_at_some_level():
 def test_the_driver_has_a_simulator_and_config_check_accepts_the_config():
     sim = M360Driver(M360Options(level="basic")).simulator({"seed": 3})
     assert isinstance(sim, M360Simulator) and sim.level == "basic"
-    with pytest.raises(ValueError, match="unknown simulator options: bogus"):
+    with pytest.raises(ValueError, match="unknown field `bogus`"):
         M360Driver(M360Options(level="basic")).simulator({"bogus": 1})
     from daemon.config import load
 

@@ -210,7 +210,7 @@ async def test_the_driver_builds_the_simulator_from_the_config():
     )
     assert isinstance(sim, WheelSimulator)
     assert sim.double_zero and sim.durations[2] == 2.0 and sim.pending == ["no-number"]
-    with pytest.raises(ValueError, match="unknown simulator options: colour"):
+    with pytest.raises(ValueError, match="unknown field `colour`"):
         SS2Driver(SS2Options()).simulator({"colour": "red"})
     with pytest.raises(ValueError, match="unknown wheel fault"):
         SS2Driver(SS2Options()).simulator({"faults": ["gremlins"]})

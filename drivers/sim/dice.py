@@ -25,7 +25,7 @@ import structlog
 
 from drivers.dice_ref import ACKS, Frame, Framer, encode_frame
 from drivers.sim.faults import FaultQueue
-from drivers.sim.options import count, seconds
+from drivers.sim.options import Count, Seconds, SimOptions, known
 
 log = structlog.get_logger("sim.dice")
 
@@ -42,6 +42,19 @@ ERRORS: Final = (
 #: what ``error_every`` picks from: none of them needs a supervisor.
 EVERYDAY: Final = ("stacked", "leaning", "unreadable", "garbage", "bad-checksum", "early-shake")
 NOT_FLAT_CODES: Final = {"stacked": 1, "leaning": 2, "unreadable": 3}
+
+
+class Options(SimOptions):
+    """``[devices.sim]`` of a simulated shaker."""
+
+    seed: Count = 1
+    pace: Seconds = 1.0  # seconds from the cover closing to the throw
+    errors: tuple[str, ...] = ()  # shaker errors to play, each at its next chance (ERRORS)
+    error_every: Count = 0  # one everyday error every N rounds (0: none)
+    fault_code: Count = 1  # the code a "fault" error reports
+
+    def __post_init__(self) -> None:
+        known("errors", self.errors, ERRORS, "shaker error")
 
 
 class DiceSimulator:
@@ -69,19 +82,13 @@ class DiceSimulator:
         self._wake = asyncio.Event()
 
     @classmethod
-    def from_options(cls, sim: dict[str, Any]) -> DiceSimulator:
-        known = {"seed", "pace", "errors", "error_every", "fault_code"}
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
-            )
+    def from_options(cls, o: Options) -> DiceSimulator:
         return cls(
-            seed=count(sim, "seed", 1),
-            pace=seconds(sim, "pace", 1.0),
-            errors=list(sim.get("errors", [])),
-            error_every=count(sim, "error_every", 0),
-            fault_code=count(sim, "fault_code", 1),
+            seed=o.seed,
+            pace=o.pace,
+            errors=o.errors,
+            error_every=o.error_every,
+            fault_code=o.fault_code,
         )
 
     def inject(self, kind: str) -> None:
@@ -223,6 +230,6 @@ class DiceSimulator:
             self._shake(self.pace)
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> DiceSimulator:
+def simulate(driver_options: Any, sim: Options) -> DiceSimulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
     return DiceSimulator.from_options(sim)

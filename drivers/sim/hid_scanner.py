@@ -57,7 +57,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from types import SimpleNamespace
 from typing import Any, Final
 
@@ -66,8 +66,7 @@ import usb.backend
 import usb.core
 
 from drivers.hid_scanner import REPORT_SIZE, HidScannerOptions, key_char
-from drivers.sim.options import count, seconds
-from drivers.sim.shoe import ERRORS, ShoeSimulator
+from drivers.sim.shoe import Options, ShoeSimulator
 
 __all__ = ["BOOT_KEYBOARD_REPORT_DESCRIPTOR", "ScannerBackend", "ScannerSimulator", "key_reports"]
 
@@ -645,20 +644,9 @@ class ScannerSimulator(ShoeSimulator):
         self._closed = False
 
     @classmethod
-    def from_options(cls, shoe: Any, sim: dict[str, Any]) -> ScannerSimulator:
+    def from_options(cls, shoe: Any, o: Options) -> ScannerSimulator:  # type: ignore[override]
         """From the driver's options (identity, encoding, marker codes) and ``[devices.sim]``."""
         assert isinstance(shoe, HidScannerOptions)
-        known = {"seed", "pace", "errors", "error_every"}
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} "
-                f"(known: {', '.join(sorted(known))})"
-            )
-        errors: Sequence[str] = list(sim.get("errors", []))
-        for kind in errors:
-            if kind not in ERRORS:
-                raise ValueError(f"unknown dealer error {kind!r} (known: {', '.join(ERRORS)})")
         return cls(
             vendor_id=shoe.vid,
             product_id=shoe.pid,
@@ -669,10 +657,10 @@ class ScannerSimulator(ShoeSimulator):
             cut_card_code=shoe.cut_card_code,
             read_error_code=shoe.read_error_code,
             face_up_marker=shoe.face_up_marker,
-            seed=count(sim, "seed", 1),
-            pace=seconds(sim, "pace", 0.5),
-            errors=errors,
-            error_every=count(sim, "error_every", 0),
+            seed=o.seed,
+            pace=o.pace,
+            errors=o.errors,
+            error_every=o.error_every,
         )
 
     @property
@@ -702,6 +690,6 @@ class ScannerSimulator(ShoeSimulator):
         self.unplug()
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> ScannerSimulator:
+def simulate(driver_options: Any, sim: Options) -> ScannerSimulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
     return ScannerSimulator.from_options(driver_options, sim)

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from drivers.sim.faults import FaultQueue
-from drivers.sim.wheel import DURATIONS, WheelSimulator
+from drivers.sim.options import known
+from drivers.sim.wheel import SpinOptions, WheelSimulator
 
 M360_FAULTS: Final = (
     "ball-direction",  # flag 2 in state 3: the ball spun with the rotor; the dealer re-spins
@@ -37,6 +38,15 @@ M360_FAULTS: Final = (
 M360_RECOVERABLE: Final = ("ball-direction", "wheel-void", "rotor-speed", "no-number")
 LEVELS: Final = ("basic", "advanced", "extended")
 FIRMWARE: Final = "M2.10"
+
+
+class Options(SpinOptions):
+    """``[devices.sim]`` of a simulated Mercury 360 (its level is the driver's option)."""
+
+    def __post_init__(self) -> None:
+        known("faults", self.faults, M360_FAULTS, "Mercury fault")
+        known("fault_kinds", self.fault_kinds or (), M360_FAULTS, "Mercury fault")
+        self.states()
 
 
 class M360Simulator(WheelSimulator):
@@ -62,32 +72,19 @@ class M360Simulator(WheelSimulator):
         self.ball_clockwise = True
 
     @classmethod
-    def from_options(cls, m360: Any, sim: dict[str, Any]) -> M360Simulator:  # type: ignore[override]
-        known = {"seed", "period", "pace", "durations", "faults", "fault_every", "fault_kinds"}
-        known |= {"fault_hold", "recover_after"}
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} "
-                f"(known: {', '.join(sorted(known))})"
-            )
-        durations = {int(k): float(v) for k, v in dict(sim.get("durations", {})).items()}
-        bad = set(durations) - set(DURATIONS)
-        if bad:
-            raise ValueError(f"durations: no state {sorted(bad)} (states: 1-6)")
-        pace = sim.get("pace")
+    def from_options(cls, m360: Any, o: Options) -> M360Simulator:  # type: ignore[override]
         return cls(
             level=str(getattr(m360, "level", "advanced")),
-            seed=int(sim.get("seed", 1)),
-            period=float(sim.get("period", 0.5)),
-            pace=None if pace is None else float(pace),
-            durations=durations,
+            seed=o.seed,
+            period=o.period,
+            pace=o.pace,
+            durations=o.states(),
             double_zero=bool(getattr(m360, "double_zero", False)),
-            faults=list(sim.get("faults", [])),
-            fault_every=int(sim.get("fault_every", 0)),
-            fault_kinds=list(sim.get("fault_kinds", M360_RECOVERABLE)),
-            fault_hold=float(sim.get("fault_hold", 8.0)),
-            recover_after=float(sim.get("recover_after", 5.0)),
+            faults=o.faults,
+            fault_every=o.fault_every,
+            fault_kinds=M360_RECOVERABLE if o.fault_kinds is None else o.fault_kinds,
+            fault_hold=o.fault_hold,
+            recover_after=o.recover_after,
         )
 
     # -- what goes on the wire ---------------------------------------------------------------
@@ -225,6 +222,6 @@ class M360Simulator(WheelSimulator):
             super()._answer(letter, args)
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> M360Simulator:
+def simulate(driver_options: Any, sim: Options) -> M360Simulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`): a Mercury 360 at the configured level."""
     return M360Simulator.from_options(driver_options, sim)

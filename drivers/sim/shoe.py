@@ -21,7 +21,7 @@ from drivers.card_codes import encode
 from drivers.cards import DECK
 from drivers.sim.dealer import PacedDealer
 from drivers.sim.faults import FaultQueue, noise
-from drivers.sim.options import count, seconds
+from drivers.sim.options import Count, Seconds, SimOptions, known
 
 log = structlog.get_logger("sim.shoe")
 
@@ -35,6 +35,18 @@ ERRORS: Final = (
     "garbage",  # line noise on the wire
     "repeat",  # the next card is transmitted twice
 )
+
+
+class Options(SimOptions):
+    """``[devices.sim]`` of a simulated shoe (and of the USB scanner, which deals like one)."""
+
+    seed: Count = 1
+    pace: Seconds = 0.5  # seconds between two cards
+    errors: tuple[str, ...] = ()  # dealer errors to play, in this order (ERRORS)
+    error_every: Count = 0  # one everyday error every N hands (0: none)
+
+    def __post_init__(self) -> None:
+        known("errors", self.errors, ERRORS, "dealer error")
 
 
 class ShoeSimulator(PacedDealer):
@@ -73,22 +85,16 @@ class ShoeSimulator(PacedDealer):
         self._guided = False  # the table publishes table.expects: deal only what it asks
 
     @classmethod
-    def from_options(cls, shoe: Any, sim: dict[str, Any]) -> ShoeSimulator:
-        known = {"seed", "pace", "errors", "error_every"}
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
-            )
+    def from_options(cls, shoe: Any, o: Options) -> ShoeSimulator:
         return cls(
             encoding=shoe.encoding,
             cut_card_code=shoe.cut_card_code,
             read_error_code=shoe.read_error_code,
             face_up_marker=shoe.face_up_marker,
-            seed=count(sim, "seed", 1),
-            pace=seconds(sim, "pace", 0.5),
-            errors=list(sim.get("errors", [])),
-            error_every=count(sim, "error_every", 0),
+            seed=o.seed,
+            pace=o.pace,
+            errors=o.errors,
+            error_every=o.error_every,
         )
 
     def inject(self, kind: str) -> None:
@@ -223,6 +229,6 @@ class ShoeSimulator(PacedDealer):
         self.sent = 0
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> ShoeSimulator:
+def simulate(driver_options: Any, sim: Options) -> ShoeSimulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
     return ShoeSimulator.from_options(driver_options, sim)

@@ -27,7 +27,7 @@ import structlog
 
 from drivers.shuffler_ref import FAULTS, RANKS, Framer, command, encode_frame
 from drivers.sim.faults import FaultQueue, noise
-from drivers.sim.options import count, seconds
+from drivers.sim.options import Count, Seconds, SimOptions, known
 
 log = structlog.get_logger("sim.shuffler")
 
@@ -41,6 +41,20 @@ INJECTABLE: Final = (
     "bad-checksum",  # the next frame has a wrong checksum
 )
 _SUITS: Final = "SHDC"
+
+
+class Options(SimOptions):
+    """``[devices.sim]`` of a simulated shuffler."""
+
+    seed: Count = 1
+    decks: Count = 8
+    shuffle_time: Seconds = 2.0
+    recognises_cards: bool = True  # it reads each card's face (it reports the deck order)
+    follow_table: bool = True  # it shuffles when the table starts a new shoe
+    faults: tuple[str, ...] = ()  # faults to play, each at its next chance (INJECTABLE)
+
+    def __post_init__(self) -> None:
+        known("faults", self.faults, INJECTABLE, "shuffler fault")
 
 
 class ShufflerSimulator:
@@ -67,20 +81,14 @@ class ShufflerSimulator:
         self._task: asyncio.Task[None] | None = None
 
     @classmethod
-    def from_options(cls, sim: dict[str, Any]) -> ShufflerSimulator:
-        known = {"seed", "decks", "shuffle_time", "recognises_cards", "follow_table", "faults"}
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
-            )
+    def from_options(cls, o: Options) -> ShufflerSimulator:
         return cls(
-            seed=count(sim, "seed", 1),
-            decks=count(sim, "decks", 8),
-            shuffle_time=seconds(sim, "shuffle_time", 2.0),
-            recognises_cards=bool(sim.get("recognises_cards", True)),
-            follow_table=bool(sim.get("follow_table", True)),
-            faults=list(sim.get("faults", [])),
+            seed=o.seed,
+            decks=o.decks,
+            shuffle_time=o.shuffle_time,
+            recognises_cards=o.recognises_cards,
+            follow_table=o.follow_table,
+            faults=o.faults,
         )
 
     def inject(self, kind: str) -> None:
@@ -209,6 +217,6 @@ class ShufflerSimulator:
             self.start()
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> ShufflerSimulator:
+def simulate(driver_options: Any, sim: Options) -> ShufflerSimulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
     return ShufflerSimulator.from_options(sim)

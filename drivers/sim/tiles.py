@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from drivers.sim.dealer import PacedDealer
 from drivers.sim.faults import FaultQueue, noise
+from drivers.sim.options import Count, Seconds, SimOptions, known
 
 ERRORS: Final = (
     "unreadable",  # the next tile is sent as the read-error code
@@ -30,6 +31,19 @@ EVERYDAY: Final = ("extra-tile", "garbage", "repeat")
 #: seed 002: 20 tiles, two of each dot tile and two white (the game's default set).
 DEFAULT_SET: Final = {**{f"{n}p": 2 for n in range(1, 10)}, "wd": 2}
 ROUND_TILES: Final = 12
+
+
+class Options(SimOptions):
+    """``[devices.sim]`` of a simulated tile reader."""
+
+    seed: Count = 1
+    pace: Seconds = 0.5  # seconds between two tiles
+    errors: tuple[str, ...] = ()  # tile errors to play, in this order (ERRORS)
+    error_every: Count = 0  # one everyday error every N rounds (0: none)
+    tiles: dict[str, Count] | None = None  # the set, tile → copies (default: DEFAULT_SET)
+
+    def __post_init__(self) -> None:
+        known("errors", self.errors, ERRORS, "tile error")
 
 
 class TileSimulator(PacedDealer):
@@ -58,22 +72,15 @@ class TileSimulator(PacedDealer):
         self._dealing = False
 
     @classmethod
-    def from_options(cls, reader: Any, sim: dict[str, Any]) -> TileSimulator:
-        known = {"seed", "pace", "errors", "error_every", "tiles"}
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})"
-            )
-        tiles = sim.get("tiles")
+    def from_options(cls, reader: Any, o: Options) -> TileSimulator:
         return cls(
-            seed=int(sim.get("seed", 1)),
-            pace=float(sim.get("pace", 0.5)),
-            tiles={str(k): int(v) for k, v in tiles.items()} if tiles else None,
+            seed=o.seed,
+            pace=o.pace,
+            tiles=dict(o.tiles) if o.tiles else None,
             codes=dict(reader.codes),
             read_error_code=reader.read_error_code,
-            errors=list(sim.get("errors", [])),
-            error_every=int(sim.get("error_every", 0)),
+            errors=o.errors,
+            error_every=o.error_every,
         )
 
     def inject(self, kind: str) -> None:
@@ -138,6 +145,6 @@ class TileSimulator(PacedDealer):
             self._deal()
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> TileSimulator:
+def simulate(driver_options: Any, sim: Options) -> TileSimulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
     return TileSimulator.from_options(driver_options, sim)

@@ -26,11 +26,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
+import msgspec
 import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
 from drivers.sim.faults import FaultQueue
-from drivers.sim.options import count, seconds
+from drivers.sim.options import Count, Seconds, SimOptions, known
 
 log = structlog.get_logger("sim.wheel")
 
@@ -89,6 +90,43 @@ TUNING: Final = {
 #: 500 ms, games-per-hour wait (1157) [dev].
 DEFAULT_MODE: Final = 1157
 FIRMWARE: Final = "V2.50"
+
+
+class SpinOptions(SimOptions):
+    """What every simulated wheel takes (the SS2's and the Mercury 360's)."""
+
+    seed: Count = 1
+    period: Seconds = 0.5  # seconds between two status frames
+    pace: Seconds | None = None  # the real wait per step (default: period; tests shorten it)
+    durations: dict[str, Seconds] = msgspec.field(
+        default_factory=dict
+    )  # state number → seconds in it (DURATIONS)
+    faults: tuple[str, ...] = ()  # faults to play, each at its next spin it can happen in
+    fault_every: Count = 0  # one random fault (fault_kinds) every N spins (0: none)
+    fault_kinds: tuple[str, ...] | None = None  # what fault_every picks from
+    fault_hold: Seconds = 8.0
+    recover_after: Seconds = 5.0
+
+    def states(self) -> dict[int, float]:
+        """``durations`` by state number, each a state the wheel has."""
+        out: dict[int, float] = {}
+        for k, v in self.durations.items():
+            if not k.isdigit() or int(k) not in DURATIONS:
+                raise ValueError(f"durations: no state {k!r} (states: 1-6)")
+            out[int(k)] = v
+        return out
+
+
+class Options(SpinOptions):
+    """``[devices.sim]`` of a simulated Cammegh SS2."""
+
+    mode: Count | None = None  # the operating mode (default: the driver's, or DEFAULT_MODE)
+    misrecord: tuple[Count, ...] = ()  # results (1 = the first) its log records wrongly
+
+    def __post_init__(self) -> None:
+        known("faults", self.faults, FAULTS, "wheel fault")
+        known("fault_kinds", self.fault_kinds or (), FAULTS, "wheel fault")
+        self.states()
 
 
 class WheelSimulator:
@@ -153,46 +191,24 @@ class WheelSimulator:
         self._tuning = dict(TUNING)
 
     @classmethod
-    def from_options(cls, ss2: Any, sim: dict[str, Any]) -> WheelSimulator:
+    def from_options(cls, ss2: Any, o: Options) -> WheelSimulator:
         """From the driver's options and the config's ``[devices.sim]`` table."""
-        known = {
-            "seed",
-            "period",
-            "pace",
-            "durations",
-            "mode",
-            "faults",
-            "fault_every",
-            "fault_kinds",
-            "fault_hold",
-            "recover_after",
-            "misrecord",
-        }
-        unknown = set(sim) - known
-        if unknown:
-            raise ValueError(
-                f"unknown simulator options: {', '.join(sorted(unknown))} "
-                f"(known: {', '.join(sorted(known))})"
-            )
-        raw = dict(sim.get("durations", {}))
-        durations = {int(k): seconds(raw, k, 0.0) for k in raw}
-        bad = set(durations) - set(DURATIONS)
-        if bad:
-            raise ValueError(f"durations: no state {sorted(bad)} (states: 1-6)")
-        pace = None if sim.get("pace") is None else seconds(sim, "pace", 0.0)
+        mode = (
+            o.mode if o.mode is not None else getattr(ss2, "operating_mode", None) or DEFAULT_MODE
+        )
         return cls(
-            seed=count(sim, "seed", 1),
-            period=seconds(sim, "period", 0.5),
-            pace=pace,
-            durations=durations,
+            seed=o.seed,
+            period=o.period,
+            pace=o.pace,
+            durations=o.states(),
             double_zero=bool(getattr(ss2, "double_zero", False)),
-            mode=int(sim.get("mode", getattr(ss2, "operating_mode", None) or DEFAULT_MODE)),
-            faults=list(sim.get("faults", [])),
-            fault_every=count(sim, "fault_every", 0),
-            fault_kinds=list(sim.get("fault_kinds", RECOVERABLE)),
-            fault_hold=seconds(sim, "fault_hold", 8.0),
-            recover_after=seconds(sim, "recover_after", 5.0),
-            misrecord=[int(x) for x in sim.get("misrecord", [])],
+            mode=mode,
+            faults=o.faults,
+            fault_every=o.fault_every,
+            fault_kinds=RECOVERABLE if o.fault_kinds is None else o.fault_kinds,
+            fault_hold=o.fault_hold,
+            recover_after=o.recover_after,
+            misrecord=o.misrecord,
         )
 
     def inject(self, kind: str) -> None:
@@ -489,6 +505,6 @@ class WheelSimulator:
         self._write(f"*s r {page} {data}{check:02X}")
 
 
-def simulate(driver_options: Any, sim: dict[str, Any]) -> WheelSimulator:
+def simulate(driver_options: Any, sim: Options) -> WheelSimulator:
     """The registry's factory (:data:`drivers.sim.SIMULATORS`)."""
     return WheelSimulator.from_options(driver_options, sim)
