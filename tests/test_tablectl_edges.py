@@ -9,8 +9,12 @@ import signal
 import subprocess
 import sys
 
+import pytest
 import serial
 from daemon_harness import ROOT, Daemon, write_config
+
+from drivers.base import driver_class
+from drivers.sim import SIMULATORS
 
 CAPTURE = ROOT / "tests" / "captures" / "shoe-line" / "misdeals.log"
 
@@ -38,6 +42,42 @@ def test_sim_starts_a_shoe_on_a_pty_that_pyserial_reads(tmp_path):
         p.send_signal(signal.SIGINT)
         assert p.wait(10) == 0
     assert not link.exists(), "the link goes with the simulator"
+
+
+#: a driver whose options need a value of the config's: tablectl sim says so (test below)
+NEEDS_OPTIONS = {"cammegh-m360"}
+
+
+@pytest.mark.parametrize(
+    "driver",
+    sorted(
+        d for d in SIMULATORS if driver_class(d).transport == "serial" and d not in NEEDS_OPTIONS
+    ),
+)
+def test_sim_starts_every_serial_simulator(driver):
+    """Each takes the flags it has (a shuffler has no --pace): none is refused."""
+    p = subprocess.Popen(
+        tablectl_cmd("sim", "--driver", driver, "--pace", "0.01"),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        path = p.stdout.readline().strip()
+        assert path.startswith("/dev/pts/"), p.stderr.read() if p.poll() is not None else path
+    finally:
+        p.send_signal(signal.SIGINT)
+        assert p.wait(10) == 0
+
+
+@pytest.mark.parametrize("driver", sorted(NEEDS_OPTIONS))
+def test_sim_of_a_driver_that_needs_options_says_where_to_give_them(driver):
+    r = subprocess.run(
+        tablectl_cmd("sim", "--driver", driver), cwd=ROOT, capture_output=True, text=True
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert 'port = "sim"' in r.stderr and "level" in r.stderr
 
 
 def test_sim_of_an_unknown_driver_says_so(tmp_path):

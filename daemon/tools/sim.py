@@ -40,7 +40,15 @@ def run(a: argparse.Namespace) -> int:
     except DriverError as e:
         print(f"tablectl sim: {e}", file=sys.stderr)
         return 2
-    driver = cls(cls.Options())
+    try:
+        driver = cls(cls.Options())
+    except (TypeError, ValueError) as e:  # an option with no default (the Mercury's level)
+        print(
+            f"tablectl sim: {a.driver} has options without a default ({e}); "
+            'run its simulator inside the daemon with port = "sim" and [devices.options]',
+            file=sys.stderr,
+        )
+        return 2
     if driver.transport != "serial":
         print(
             f"tablectl sim: {a.driver} is not a serial device ({driver.transport}); "
@@ -49,11 +57,24 @@ def run(a: argparse.Namespace) -> int:
         )
         return 2
     try:
-        sim = driver.simulator({"seed": a.seed, "pace": a.pace})
+        sim = driver.simulator(_given(a.driver, {"seed": a.seed, "pace": a.pace}))
     except (NotImplementedError, ValueError, TypeError) as e:
         print(f"tablectl sim: {a.driver}: {e}", file=sys.stderr)
         return 2
     return asyncio.run(_serve(sim, a))
+
+
+def _given(driver: str, flags: dict[str, Any]) -> dict[str, Any]:
+    """The flags this simulator has: a shuffler takes a seed but no pace."""
+    import msgspec
+
+    from drivers.sim import options_type
+
+    cls = options_type(driver)
+    if cls is None:
+        return flags
+    keys = {f.encode_name for f in msgspec.structs.fields(cls)}
+    return {k: v for k, v in flags.items() if k in keys}
 
 
 async def _serve(sim: Any, a: argparse.Namespace) -> int:
@@ -62,12 +83,12 @@ async def _serve(sim: Any, a: argparse.Namespace) -> int:
     link = PtyLink(link=a.link)
     sim.attach(link)
     link.opened.set()  # no daemon to say when the port is open: bytes flow from the start
-    print(link.path, flush=True)
-    print(f"# {a.driver} simulator on {link.slave_path}; Ctrl-C ends it", file=sys.stderr)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the path: who reads it may stop us
         loop.add_signal_handler(sig, stop.set)
+    print(link.path, flush=True)
+    print(f"# {a.driver} simulator on {link.slave_path}; Ctrl-C ends it", file=sys.stderr)
     tasks = [asyncio.create_task(sim.run())]
     if hasattr(sim, "free_run"):  # a shoe follows a table; alone it deals shoe after shoe
         tasks.append(asyncio.create_task(sim.free_run()))
