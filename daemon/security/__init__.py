@@ -45,6 +45,7 @@ from daemon.security.keyfiles import (
     public_of_secret_path,
     read_cert,
 )
+from daemon.security.revoke import KeySource, Revocation
 from daemon.security.zap import (
     BUS_DOMAIN,
     CONTROL_DOMAIN,
@@ -65,6 +66,8 @@ class Security:
     control_clients: dict[bytes, ClientKey] | None = None  # None: control is not CURVE
     signer: Checkpointer | None = None
     auth: Authenticator | None = None
+    sources: dict[str, KeySource] = field(default_factory=dict)  # ZAP domain → its key directory
+    revocation: Revocation | None = None
 
     @classmethod
     def from_settings(cls, settings: Any) -> Security:
@@ -81,16 +84,17 @@ class Security:
         if sec.server_key is not None:
             out.server = load_secret_cert(resolve(base, sec.server_key))
             assert sec.clients is not None  # the config demands it
-            out.bus_clients = load_clients(resolve(base, sec.clients))
+            out.sources[BUS_DOMAIN] = KeySource(resolve(base, sec.clients))
+            out.bus_clients = load_clients(out.sources[BUS_DOMAIN].directory)
             if control_tcp:
                 if sec.control_clients is None:
                     raise SecurityError(
                         f"control endpoint {settings.control_endpoint} is tcp and CURVE is on: "
                         "security.control_clients must list who may connect (and as what role)"
                     )
-                out.control_clients = load_clients(
-                    resolve(base, sec.control_clients), roles=sec.roles, need_role=True
-                )
+                src = KeySource(resolve(base, sec.control_clients), dict(sec.roles), True)
+                out.sources[CONTROL_DOMAIN] = src
+                out.control_clients = load_clients(src.directory, roles=src.roles, need_role=True)
             elif sec.control_clients is not None:
                 log.warning(
                     "security.control_clients is ignored: the control endpoint is ipc, "
@@ -113,9 +117,15 @@ class Security:
         return out
 
     def start(self, ctx: zmq.asyncio.Context) -> None:
-        """Start the authenticator (when CURVE is on): before any server socket binds."""
+        """Start the authenticator (when CURVE is on): before any server socket binds.
+
+        Then watch the client key directories: a key removed while the daemon
+        runs is refused from then on, and its connections are cut.
+        """
         if self.auth is not None:
             self.auth.start(ctx)
+            self.revocation = Revocation(self.auth, self.sources)
+            self.revocation.start()
 
     def curve(self, domain: str) -> ServerCurve | None:
         """The CURVE set-up for a socket in ``domain``, or None when that socket stays plain.
@@ -138,12 +148,16 @@ class Security:
         return self.curve(CONTROL_DOMAIN)
 
     async def close(self) -> None:
+        if self.revocation is not None:
+            self.revocation.close()
         if self.auth is not None:
             await self.auth.close()
 
     def status(self) -> dict[str, Any]:
         """For ``tablectl status``: what is on, and the refusal counters."""
         counters = dict(self.auth.counters) if self.auth is not None else {}
+        if self.revocation is not None:
+            counters.update({f"keys.{k}": v for k, v in self.revocation.counters.items()})
         return {
             "curve": self.server is not None,
             "control_curve": self.control_clients is not None,

@@ -146,13 +146,20 @@ class ClientKey:
 
 
 def load_clients(
-    directory: str | Path, *, roles: Mapping[str, str] | None = None, need_role: bool = False
+    directory: str | Path,
+    *,
+    roles: Mapping[str, str] | None = None,
+    need_role: bool = False,
+    problems: list[str] | None = None,
 ) -> dict[bytes, ClientKey]:
     """Every ``*.key`` in ``directory``, keyed by z85 public key.
 
     ``roles`` (name → role) overrides a certificate's ``role`` metadata; with
     ``need_role`` a key without a role is an error (a control client must
-    have one).
+    have one). At start every problem refuses the daemon; a live reload
+    (``problems`` given) skips a bad file instead and lists why, so that one
+    half-copied key neither admits anyone nor keeps a removed key admitted.
+    A directory that is gone or anyone may write always raises.
     """
     d = Path(directory)
     if not d.is_dir():
@@ -161,26 +168,39 @@ def load_clients(
     roles = dict(roles or {})
     out: dict[bytes, ClientKey] = {}
     for f in sorted(d.glob("*.key")):
-        check_not_world_writable(f, "client key file")
-        cert = read_cert(f)
-        role = roles.pop(cert.name, None) or cert.metadata.get("role")
-        if role is not None and role not in ROLES:
-            raise SecurityError(f"{f}: role {role!r} is not one of {', '.join(ROLES)}")
-        if need_role and role is None:
-            raise SecurityError(
-                f"{f}: no role for control client {cert.name!r}: add "
-                f'`{cert.name} = "viewer"` (or dealer, supervisor, technician) to '
-                "security.roles, or generate it with `tablectl keys --role`"
-            )
-        if cert.public in out:
-            raise SecurityError(f"{f}: the same public key as {out[cert.public].name}.key")
-        out[cert.public] = ClientKey(cert.name, cert.public, role)
-    if roles:
+        try:
+            key = _client_key(f, roles, need_role, out)
+        except SecurityError as e:
+            if problems is None:
+                raise
+            problems.append(str(e))
+            continue
+        out[key.public] = key
+    if roles and problems is None:
         raise SecurityError(
             f"security.roles names {', '.join(sorted(roles))}, but {d} has no "
             f"{', '.join(n + '.key' for n in sorted(roles))}"
         )
     return out
+
+
+def _client_key(
+    f: Path, roles: dict[str, str], need_role: bool, seen: Mapping[bytes, ClientKey]
+) -> ClientKey:
+    check_not_world_writable(f, "client key file")
+    cert = read_cert(f)
+    role = roles.pop(cert.name, None) or cert.metadata.get("role")
+    if role is not None and role not in ROLES:
+        raise SecurityError(f"{f}: role {role!r} is not one of {', '.join(ROLES)}")
+    if need_role and role is None:
+        raise SecurityError(
+            f"{f}: no role for control client {cert.name!r}: add "
+            f'`{cert.name} = "viewer"` (or dealer, supervisor, technician) to '
+            "security.roles, or generate it with `tablectl keys --role`"
+        )
+    if cert.public in seen:
+        raise SecurityError(f"{f}: the same public key as {seen[cert.public].name}.key")
+    return ClientKey(cert.name, cert.public, role)
 
 
 def public_of_secret_path(path: Path) -> Path:

@@ -90,6 +90,8 @@ class Authenticator:
         self._sock: zmq.asyncio.Socket | None = None
         self._task: asyncio.Task[None] | None = None
         self._monitors: list[tuple[zmq.asyncio.Socket, asyncio.Task[None]]] = []
+        self._sockets: dict[str, list[tuple[str, zmq.asyncio.Socket]]] = {}
+        self.admitted: dict[str, set[bytes]] = {}  # domain → every key it let in since start
         self._throttle = _Throttle()
 
     @property
@@ -123,6 +125,7 @@ class Authenticator:
         for mon, _ in self._monitors:
             mon.close(linger=0)
         self._monitors.clear()
+        self._sockets.clear()
         if self._sock is not None:
             self._sock.close(linger=0)
             self._sock = None
@@ -180,14 +183,32 @@ class Authenticator:
         if client is None:
             return deny("unknown client key", public.decode())
         self.counters["zap.allowed"] += 1
+        self.admitted.setdefault(domain, set()).add(public)
         props = {"X-Role": client.role} if client.role else {}
         log.debug("client admitted", domain=domain, address=address, client=client.name)
         return [b"1.0", request_id, b"200", b"OK", client.name.encode(), _zap_metadata(props)]
 
     # -- handshake monitors -----------------------------------------------------------------
 
-    def watch(self, sock: zmq.asyncio.Socket, name: str) -> None:
+    def replace(self, domain: str, keys: Mapping[bytes, ClientKey]) -> list[ClientKey]:
+        """Make ``keys`` the allow-list of ``domain`` from the next handshake on.
+
+        Returns the clients it no longer admits as they were: a key gone, or
+        its name or role changed (both were handed to the connection at its
+        handshake, so a connection made under the old ones is stale too).
+        """
+        old = self.domains.get(domain, {})
+        self.domains[domain] = dict(keys)
+        return [c for pub, c in old.items() if keys.get(pub) != c]
+
+    def sockets(self, domain: str) -> list[tuple[str, zmq.asyncio.Socket]]:
+        """The server sockets configured for ``domain`` (name, socket): whose peers a revocation cuts."""
+        return list(self._sockets.get(domain, ()))
+
+    def watch(self, sock: zmq.asyncio.Socket, name: str, domain: str | None = None) -> None:
         """Count ``sock``'s handshakes under ``name``: failures ZAP never sees show here."""
+        if domain is not None:
+            self._sockets.setdefault(domain, []).append((name, sock))
         for k in ("handshakes", "failed_auth", "failed_protocol", "failed_other"):
             self.counters.setdefault(f"{name}.{k}", 0)
         mon = sock.get_monitor_socket(_HANDSHAKE_EVENTS)
@@ -256,4 +277,4 @@ class ServerCurve:
         sock.setsockopt(zmq.CURVE_SECRETKEY, self.secret)
         sock.setsockopt(zmq.CURVE_PUBLICKEY, self.public)
         sock.setsockopt(zmq.ZAP_DOMAIN, self.domain.encode())
-        self.auth.watch(sock, name)
+        self.auth.watch(sock, name, self.domain)
