@@ -90,7 +90,8 @@ def cmd_verify(a: argparse.Namespace) -> int:
     if not path.exists():
         print(f"no journal at {path}", file=sys.stderr)
         return EXIT_USAGE
-    r = verify_file(path, proof_check=_proof_check(a))
+    game, check = _secret_check(a)
+    r = verify_file(path, proof_check=_proof_check(a), secrets=check)
     if r.failure is not None:
         print(f"FAILED: {r.failure}")
         return EXIT_ATTENTION
@@ -102,6 +103,11 @@ def cmd_verify(a: argparse.Namespace) -> int:
         snaps += f", {r.unsealed} older unsealed one(s) not used"
     if r.proofs:
         snaps += f", {r.proofs} stored proof(s) matching it"
+    if r.secrets and r.secrets_checked:
+        snaps += f", {r.secrets} secret row(s) open their commitments"
+    elif r.secrets:
+        why = f"{game} has no secret check" if game else "no game known"
+        snaps += f", {r.secrets} secret row(s) NOT checked ({why}: pass --game)"
     assert r.head_hash is not None
     print(
         f"ok: {path}: {r.checked} events, chain intact, {snaps}, "
@@ -128,16 +134,37 @@ def _proof_check(a: argparse.Namespace) -> Any:
     return lambda cp: verify_checkpoint(public, cp)
 
 
+def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
+    """The journal's game (``--game``, else the config's) and its check of secret rows, if any.
+
+    A journal given by path may come from another table: a config that cannot
+    be read then only means the secrets stay unchecked, said so in the result.
+    """
+    name = getattr(a, "game", None)
+    if name is None:
+        try:
+            name = settings(a).config.table.game
+        except (ConfigError, OSError):
+            if not getattr(a, "journal", None):
+                raise
+            return None, None
+    return name, getattr(_game(a, name), "check_secrets", None)
+
+
 def _describer(a: argparse.Namespace) -> Any:
     """The reading of the journal's game: ``--game``, else the config's."""
+    return _game(a, getattr(a, "game", None) or settings(a).config.table.game).describe
+
+
+def _game(a: argparse.Namespace, name: str) -> Any:
+    """The installed game class ``name``; an unknown one is a config error naming the games."""
     from daemon import games
 
-    name = getattr(a, "game", None) or settings(a).config.table.game
     cls = games.find(name)
     if cls is None:
         known = ", ".join(games.names()) or "none installed"
         raise ConfigError(Path(a.config or default_config()), [f"unknown game {name!r} ({known})"])
-    return cls.describe
+    return cls
 
 
 def _game_ref(text: str) -> str:
@@ -541,6 +568,11 @@ def parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("verify", help="check the journal's whole hash chain")
     v.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    v.add_argument(
+        "--game",
+        help="the journal's game, whose secret rows (the blackjack hole card) are opened "
+        "against their commitments (default: the config's)",
+    )
     v.set_defaults(func=cmd_verify)
 
     r = sub.add_parser("recall", help="the last games with every card, void and alarm")

@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -504,6 +504,54 @@ def verify_snapshots(db: sqlite3.Connection) -> tuple[int, int, Problem | None]:
     return proven, unsealed, None
 
 
+#: a game's check of its secret parts (``Game.check_secrets``): from (seq, type, data, secret)
+#: in seq order, where ``secret`` is the event's secret part or None, every problem found as
+#: (seq, what is wrong)
+SecretCheck = Callable[[Iterator[tuple[int, str, dict[str, Any], Any]]], Iterator[tuple[int, str]]]
+#: a secret row whose body is not JSON (see :func:`read_with_secrets`)
+UNREADABLE: Final = "<unreadable secret row>"
+
+
+def read_with_secrets(db: sqlite3.Connection) -> Iterator[tuple[int, str, dict[str, Any], Any]]:
+    """Every event as (seq, type, data, secret part or None): what a game's secret check reads.
+
+    A secret row that is not JSON comes back as the :data:`UNREADABLE` marker, for the
+    game to report at its seq.
+    """
+    cur = db.execute("SELECT seq, body FROM secrets ORDER BY seq")
+    secret = dict(cur.fetchall())
+    for ev in read_events(db):
+        body = secret.get(ev.seq)
+        if body is None:
+            yield ev.seq, ev.type, ev.data, None
+            continue
+        try:
+            value: Any = msgspec.json.decode(body if isinstance(body, bytes) else str(body))
+        except msgspec.DecodeError:
+            value = UNREADABLE
+        yield ev.seq, ev.type, ev.data, value
+
+
+def verify_secrets(db: sqlite3.Connection, check: SecretCheck | None) -> tuple[int, Problem | None]:
+    """The secret rows beside the chain: (rows, first problem).
+
+    The chain proves what was published, not the secret parts (they are left out
+    of the hash so that a subscriber can check every hash). What proves a secret
+    is the commitment its event published: ``check`` (the game's) opens each one.
+    Generic here: a secret row must sit beside an event.
+    """
+    rows, orphan = db.execute(
+        "SELECT COUNT(*), MIN(CASE WHEN seq NOT IN (SELECT seq FROM events) THEN seq END) "
+        "FROM secrets"
+    ).fetchone()
+    if orphan is not None:
+        return rows, Problem(orphan, "has a secret row but no event (a row was added by hand?)")
+    if check is None or not rows:
+        return rows, None
+    first = next(check(read_with_secrets(db)), None)
+    return rows, None if first is None else Problem(*first)
+
+
 class _Tx:
     """``BEGIN IMMEDIATE`` … ``COMMIT``; rollback on any error."""
 
@@ -646,11 +694,15 @@ def verify_file(
     path: str | Path,
     progress: Callable[[int], None] | None = None,
     proof_check: proofs.Check | None = None,
+    secrets: SecretCheck | None = None,
 ) -> VerifyResult:
-    """The whole journal file: opened read-only, its meta, chain, snapshots and stored
-    proofs checked (the proofs' signatures too, given the table's key as ``proof_check``).
+    """The whole journal file: opened read-only, its meta, chain, snapshots, stored
+    proofs and secret rows checked (the proofs' signatures too, given the table's key as
+    ``proof_check``).
 
-    Never raises for a damaged file: what is wrong is the result.
+    ``secrets`` is the game's check of its secret rows (None: they are counted,
+    and only checked to sit beside an event). Never raises for a damaged file:
+    what is wrong is the result.
     """
     p = Path(path)
     if not p.exists():
@@ -695,6 +747,11 @@ def verify_file(
             if bad is not None:
                 problem = Problem(bad.seq, bad.what)
                 return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
+            secret_rows = 0
+            if "secrets" in tables:
+                secret_rows, problem = verify_secrets(db, secrets)
+                if problem is not None:
+                    return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
             head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         except sqlite3.DatabaseError as e:
             return VerifyResult(str(p), 0, damaged(p, f"cannot be read ({e})"))
@@ -710,6 +767,8 @@ def verify_file(
         head[0] if head else 0,
         head[1] if head else None,
         n_proofs,
+        secret_rows,
+        secrets is not None,
     )
 
 
@@ -725,3 +784,5 @@ class VerifyResult:
     head_hash: str | None = None
     #: stored proofs that match the chain (``daemon/proofs.py``)
     proofs: int = 0
+    secrets: int = 0  # secret rows beside the chain
+    secrets_checked: bool = False  # opened against their commitments by the game's check

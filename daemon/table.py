@@ -152,7 +152,8 @@ class Game(Protocol):
     Found through the ``tabled.games`` entry-point group (:mod:`daemon.games`).
     Optional hooks the table calls when present: ``on_restart(t, d)`` after a crash,
     ``held_alarm(g)`` for an alarm only the game's own commands settle (``held_help``: how),
-    ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots.
+    ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots,
+    ``check_secrets(events)`` for ``tablectl verify`` when the game journals secret parts.
     """
 
     name: ClassVar[str]

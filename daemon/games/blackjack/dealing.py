@@ -21,19 +21,14 @@ came from (``_at``). Where the rule differs, this module says so and why:
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from typing import Any
 
+from daemon.games.blackjack.commitments import commitment
 from daemon.games.blackjack.expects import Expecting
 from daemon.games.blackjack.state import Round
 from daemon.procedures.shoe import Held, ShoeState
 from daemon.table import Decision, TableState
-
-
-def commitment(card: str, salt: str) -> str:
-    """``SHA-256(salt ‖ card)``: what ``card.dealt`` publishes for the hole card."""
-    return hashlib.sha256(bytes.fromhex(salt) + card.encode("ascii")).hexdigest()
 
 
 class BlackjackDealing(Expecting):

@@ -11,6 +11,7 @@ blackjack round is built on it, one module per job:
     errors.py    dealer errors and their procedures, on the shoe's machinery
     commands.py  the boxes' decisions, insurance, the peek, the decision clock's timeout
     settle.py    the reveal and the settlement of every box
+    commitments.py  the hole card's commitment, and the check that its secret rows open it
     table.py     this class: decide (and the steps that need no one), apply, the views
 
 After every input the table publishes what it expects next (``table.expects``),
@@ -27,7 +28,8 @@ from typing import Any, ClassVar
 import msgspec
 
 from daemon.games.blackjack.commands import COMMANDS, BlackjackCommands
-from daemon.games.blackjack.dealing import BlackjackDealing, commitment
+from daemon.games.blackjack.commitments import check_secrets, commitment
+from daemon.games.blackjack.dealing import BlackjackDealing
 from daemon.games.blackjack.describe import BlackjackDescriber
 from daemon.games.blackjack.errors import BlackjackErrors
 from daemon.games.blackjack.settle import public_round, reveal, settle
@@ -53,6 +55,8 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
     hand_rules: ClassVar[Any] = _NoHands()
 
     describe: ClassVar[Describer] = BlackjackDescriber()
+    #: ``tablectl verify`` and the start: the hole cards' secret rows against their commitments
+    check_secrets = staticmethod(check_secrets)
     commands: ClassVar[dict[str, CommandSpec]] = COMMANDS
 
     def __init__(self, rules: ShoeRules) -> None:
