@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import test_security
 import zmq
 import zmq.asyncio
 from daemon_harness import Daemon, free_port, tablectl, write_config
@@ -27,19 +28,17 @@ from daemon.bus import Bus
 from daemon.control import ControlClient, ControlServer, DaemonUnreachable
 from daemon.keys import create_curve
 from daemon.security import BUS_DOMAIN, CONTROL_DOMAIN, Authenticator, ClientCurve, read_cert
-from daemon.security.keyfiles import load_clients
 from daemon.security.revoke import KeySource, Revocation
+
+# test_security's fixtures, used here as they are (``keys`` is this module's: it adds sub2)
+ctx = test_security.ctx
+auth = test_security.auth
+journal_path = test_security.journal_path
+curve_bus = test_security.curve_bus
 
 CLIENT_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
-
-
-@pytest.fixture
-async def ctx() -> AsyncIterator[zmq.asyncio.Context]:
-    c = zmq.asyncio.Context()
-    yield c
-    c.destroy(linger=0)
 
 
 @pytest.fixture
@@ -54,17 +53,8 @@ def keys(tmp_path: Path) -> Keys:
 
 
 @pytest.fixture
-async def live(
-    ctx: zmq.asyncio.Context, keys: Keys
-) -> AsyncIterator[tuple[Authenticator, Revocation]]:
-    """An authenticator whose allow-lists follow ``keys.bus_dir`` and ``keys.control_dir``."""
-    auth = Authenticator(
-        {
-            BUS_DOMAIN: load_clients(keys.bus_dir),
-            CONTROL_DOMAIN: load_clients(keys.control_dir, need_role=True),
-        }
-    )
-    auth.start(ctx)
+async def rev(auth: Authenticator, keys: Keys) -> AsyncIterator[Revocation]:
+    """test_security's authenticator, its allow-lists following their key directories."""
     rev = Revocation(
         auth,
         {
@@ -73,30 +63,8 @@ async def live(
         },
     )
     rev.start()
-    yield auth, rev
+    yield rev
     rev.close()
-    await auth.close()
-
-
-@pytest.fixture
-async def bus(ctx, keys, live, tmp_path) -> AsyncIterator[Bus]:
-    from daemon.journal import Journal
-
-    path = str(tmp_path / "journal.db")
-    j = Journal(path, "t1")
-    b = Bus(
-        ctx,
-        table="t1",
-        publish=TCP,
-        replay=TCP,
-        journal_path=path,
-        journal_id=j.journal_id,
-        curve=server_curve(keys, live[0], BUS_DOMAIN),
-    )
-    await b.start()
-    yield b
-    await b.close()
-    j.close()
 
 
 async def _until_event(mon: zmq.asyncio.Socket, wanted: int) -> None:
@@ -131,8 +99,10 @@ async def _drain(sub: zmq.asyncio.Socket) -> list[int]:
     return marks
 
 
-async def test_a_removed_key_is_cut_off_and_refused_while_the_others_go_on(ctx, keys, live, bus):
-    auth, rev = live
+async def test_a_removed_key_is_cut_off_and_refused_while_the_others_go_on(
+    ctx, keys, auth, rev, curve_bus
+):
+    bus = curve_bus
     revoked = _sub(ctx, bus.publish_endpoint, keys.sub1)
     kept = _sub(ctx, bus.publish_endpoint, keys.sub2)  # type: ignore[attr-defined]
     r_mon = revoked.get_monitor_socket(CLIENT_EVENTS)
@@ -179,8 +149,9 @@ async def test_a_removed_key_is_cut_off_and_refused_while_the_others_go_on(ctx, 
                 s.close(linger=0)
 
 
-async def test_a_revoked_control_key_loses_its_connection_and_the_others_do_not(ctx, keys, live):
-    auth, rev = live
+async def test_a_revoked_control_key_loses_its_connection_and_the_others_do_not(
+    ctx, keys, auth, rev
+):
     server = ControlServer(ctx, TCP, _echo, curve=server_curve(keys, auth, CONTROL_DOMAIN))
     await server.start()
     endpoint = server._sock.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -200,8 +171,9 @@ async def test_a_revoked_control_key_loses_its_connection_and_the_others_do_not(
         await server.close()
 
 
-async def test_a_half_copied_key_is_skipped_and_an_unusable_directory_admits_no_one(keys, live):
-    auth, rev = live
+async def test_a_half_copied_key_is_skipped_and_an_unusable_directory_admits_no_one(
+    keys, auth, rev
+):
 
     async def change(act) -> None:
         reloaded = rev.next_reload()
