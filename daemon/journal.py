@@ -512,15 +512,17 @@ SecretCheck = Callable[[Iterator[tuple[int, str, dict[str, Any], Any]]], Iterato
 UNREADABLE: Final = "<unreadable secret row>"
 
 
-def read_with_secrets(db: sqlite3.Connection) -> Iterator[tuple[int, str, dict[str, Any], Any]]:
-    """Every event as (seq, type, data, secret part or None): what a game's secret check reads.
+def read_with_secrets(
+    db: sqlite3.Connection, start: int = 1
+) -> Iterator[tuple[int, str, dict[str, Any], Any]]:
+    """Events from ``start`` as (seq, type, data, secret part or None): what a secret check reads.
 
     A secret row that is not JSON comes back as the :data:`UNREADABLE` marker, for the
     game to report at its seq.
     """
-    cur = db.execute("SELECT seq, body FROM secrets ORDER BY seq")
+    cur = db.execute("SELECT seq, body FROM secrets WHERE seq >= ? ORDER BY seq", (start,))
     secret = dict(cur.fetchall())
-    for ev in read_events(db):
+    for ev in read_events(db, start):
         body = secret.get(ev.seq)
         if body is None:
             yield ev.seq, ev.type, ev.data, None

@@ -29,6 +29,7 @@ from daemon.journal import (
     JournalError,
     damaged,
     read_for_state,
+    read_with_secrets,
     verify_chain,
 )
 from daemon.table import Decision, Input, Table, TableState
@@ -183,6 +184,7 @@ class Pipeline:
                 self.state = self.table.apply(self.state, type_, data)
                 n += 1
             self.stats.recovered_events = n
+            self._check_secrets(start)
             last = j.db.execute("SELECT body FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         except sqlite3.DatabaseError as e:
             raise JournalError(damaged(j.path, f"cannot be read ({e})")) from None
@@ -202,6 +204,26 @@ class Pipeline:
         self.stats.verified_events = checked
         self.stats.verified_from = start
         return start
+
+    def _check_secrets(self, start: int) -> None:
+        """The secret rows the state was just rebuilt from must open their commitments.
+
+        The chain proves an event's published part only; a game that journals a
+        secret part (the blackjack hole card) proves it by the commitment it
+        published (``check_secrets``). Only the events replayed are checked: the
+        snapshot before them is proven by the chain.
+        """
+        check = getattr(self.table.game, "check_secrets", None)
+        if check is None:
+            return
+        problem = next(check(read_with_secrets(self.journal.db, start)), None)
+        if problem is not None:
+            seq, what = problem
+            raise JournalError(
+                f"journal {self.journal.path} is damaged at seq {seq}: {what}; the daemon will "
+                "not rebuild the table from it. Run `tablectl verify` and keep the file for "
+                "the investigation"
+            )
 
     # -- input -------------------------------------------------------------------------
 

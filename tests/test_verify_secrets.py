@@ -22,7 +22,7 @@ from test_blackjack_table import BJ
 
 from daemon.events import Draft
 from daemon.games.blackjack.table import BlackjackTable
-from daemon.journal import Batch, Journal, verify_file
+from daemon.journal import Batch, Journal, JournalError, verify_file
 
 TIME = "2026-01-01T00:00:00.000Z"
 
@@ -140,3 +140,27 @@ def test_without_a_game_the_secret_rows_are_said_to_be_unchecked(journal, tmp_pa
     out = tablectl(cfg, "verify", str(path))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "2 secret row(s) NOT checked (baccarat has no secret check: pass --game)" in out.stdout
+
+
+def test_the_start_refuses_to_rebuild_a_hole_card_from_an_altered_row(journal):
+    """Start-up opens the secret rows it rebuilds the table from (those after the snapshot)."""
+    from daemon.pipeline import Pipeline
+    from daemon.table import Table
+
+    path, seqs = journal
+
+    def recover() -> Pipeline:
+        table = Table(BlackjackTable(BJ().table.game.rules), ["shoe"])
+        p = Pipeline(table, Journal(path, "bj"))
+        try:
+            p.recover()
+        finally:
+            p.journal.close()
+        return p
+
+    assert recover().state.game.round.hole == "KD"  # the round in play, rebuilt
+    secret = _secret(path, seqs["in_play"])
+    forged = msgspec.json.encode({**secret, "card": "AS"})
+    _write(path, "UPDATE secrets SET body = ? WHERE seq = ?", forged, seqs["in_play"])
+    with pytest.raises(JournalError, match=f"damaged at seq {seqs['in_play']}: hole card"):
+        recover()
