@@ -214,3 +214,34 @@ def test_the_daemon_stops_answering_a_key_removed_from_control_clients(tmp_path)
         assert d.stop() == 0
     finally:
         d.close()
+
+
+async def test_a_key_directory_replaced_whole_is_watched_again(keys, auth, rev):
+    """Deploy tools replace a directory (rename, symlink swap): the new one is read and watched."""
+    import os
+
+    async def change(act) -> None:
+        reloaded = rev.next_reload()
+        act()
+        await asyncio.wait_for(reloaded, LIMIT)
+
+    names = lambda: sorted(c.name for c in auth.domains[BUS_DOMAIN].values())  # noqa: E731
+    old = keys.bus_dir.with_name("bus.old")
+    await change(lambda: keys.bus_dir.rename(old))  # gone: no one is admitted
+    assert names() == []
+    v2 = keys.root / "bus.v2"
+    v2.mkdir()
+    shutil.copy(old / "sub2.key", v2 / "sub2.key")
+    await change(lambda: os.symlink(v2, keys.bus_dir))  # back, as a symlink to a new one
+    assert names() == ["sub2"]
+    await change(lambda: (v2 / "sub2.key").unlink())  # and the new one is watched
+    assert names() == []
+    v3 = keys.root / "bus.v3"
+    v3.mkdir()
+    shutil.copy(old / "sub1.key", v3 / "sub1.key")
+    tmp = keys.root / "bus.tmp"
+    os.symlink(v3, tmp)
+    await change(lambda: tmp.replace(keys.bus_dir))  # the atomic symlink swap
+    assert names() == ["sub1"]
+    await change(lambda: shutil.copy(old / "sub2.key", v3 / "sub2.key"))
+    assert names() == ["sub1", "sub2"]

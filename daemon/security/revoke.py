@@ -9,7 +9,8 @@ is two steps (``docs/security.md``, "Revoking a client"):
    and the authenticator judges the next handshake by the new list. A file
    that does not load is skipped with a warning (never admitted, and never
    keeping a removed key admitted); a directory that goes away or becomes
-   world-writable empties the list (fail closed) with an error.
+   world-writable empties the list (fail closed) with an error, and one that
+   comes back (made again, renamed or symlinked into place) is read again.
 2. **Connections made under a revoked key are cut.** A ZAP reply carries no
    connection handle, and libzmq's per-message ``Peer-Address`` is the IP
    alone, so no connection can be tied to its key from outside libzmq. When a
@@ -131,7 +132,7 @@ class Revocation:
         self.auth = auth
         self.sources = dict(sources)
         self.counters: dict[str, int] = {"reloads": 0, "revoked": 0, "connections_cut": 0}
-        self._watches: list[DirWatch] = []
+        self._watches: dict[str, DirWatch] = {}  # ZAP domain → the watch on its directory
         self._waiters: list[asyncio.Future[str]] = []
 
     def next_reload(self) -> asyncio.Future[str]:
@@ -147,7 +148,7 @@ class Revocation:
             for domain, src in self.sources.items():
                 w = DirWatch(src.directory, lambda d=domain: self._changed(d), ".key")
                 w.start(loop)
-                self._watches.append(w)
+                self._watches[domain] = w
         except OSError as e:
             self.close()
             raise SecurityError(
@@ -157,7 +158,7 @@ class Revocation:
             self.reload(domain)
 
     def close(self) -> None:
-        for w in self._watches:
+        for w in self._watches.values():
             w.close()
         self._watches.clear()
 
@@ -165,13 +166,6 @@ class Revocation:
         """From the loop's reader: never let a failure end the watch unseen."""
         try:
             self.reload(domain)
-            for w in self._watches:
-                if (
-                    w.gone and w.directory.is_dir()
-                ):  # replaced (a deploy's rename): watch the new one
-                    w.gone = False
-                    w.start(asyncio.get_running_loop())
-                    self.reload(domain)
         except Exception:
             log.exception("client key reload failed: revocations may not have taken effect")
 
@@ -187,7 +181,7 @@ class Revocation:
             keys = {}
             log.error(
                 "client key directory unusable: no client of this domain is admitted until "
-                "it is fixed (a restart is needed if the directory was replaced)",
+                "it is fixed",
                 domain=domain,
                 error=str(e),
             )

@@ -8,9 +8,9 @@ so a change wakes the loop at once and nothing runs while nothing changes.
 
 Only changes that can alter the allow-list call back: a ``*.key`` written and
 closed, renamed in or out, deleted, re-moded or linked in, and the directory
-itself changing mode, moving or going away (then the watch is gone for good
-and :attr:`DirWatch.gone` says so). An event-queue overflow calls back too: a
-reload reads the whole directory, so a lost event loses nothing.
+itself changing mode, going away or being replaced (its parent is watched for
+its name). An event-queue overflow calls back too: a reload reads the whole
+directory, so a lost event loses nothing.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ MASK: Final = (
     | IN_ONLYDIR
 )
 _GONE: Final = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED
+#: on the parent, for the directory's own name: made, deleted, renamed in or away
+_PARENT_MASK: Final = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR
 _EVENT: Final = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 
 
@@ -60,22 +62,36 @@ def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     libc.inotify_init1.argtypes = [ctypes.c_int]
     libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+    libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
     return libc
 
 
 class DirWatch:
-    """Calls ``on_change`` from the loop whenever ``directory``'s key files may have changed."""
+    """Calls ``on_change`` from the loop whenever ``directory``'s key files may have changed.
+
+    The parent directory is watched too, for the directory's own name: a
+    directory deleted and made again, renamed over, or a symlink swapped to
+    another (how deploy tools replace one) is watched again at once, and the
+    change calls back like any other.
+    """
 
     def __init__(self, directory: str | Path, on_change: Callable[[], None], suffix: str) -> None:
         self.directory = Path(directory)
         self.on_change = on_change
         self.suffix = suffix
-        self.gone = False
         self._fd: int | None = None
+        self._wd: int | None = None  # the directory's watch; None while it does not exist
+        self._parent_wd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._libc: ctypes.CDLL | None = None
+
+    @property
+    def gone(self) -> bool:
+        """The directory does not exist (its watch is gone until it comes back)."""
+        return self._wd is None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Add the watch; raises :class:`WatchError` naming the directory and the fix."""
+        """Add the watches; raises :class:`WatchError` naming the directory and the fix."""
         try:
             libc = _libc()
             fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -83,11 +99,18 @@ class DirWatch:
             raise WatchError(f"cannot watch {self.directory}: no inotify here ({e})") from None
         if fd < 0:
             raise WatchError(self._why(ctypes.get_errno(), "inotify_init1"))
-        if libc.inotify_add_watch(fd, os.fsencode(self.directory), MASK) < 0:
-            err = ctypes.get_errno()
-            os.close(fd)
-            raise WatchError(self._why(err, "inotify_add_watch"))
-        self._fd, self._loop = fd, loop
+        self._fd, self._libc = fd, libc
+        parent = os.fsencode(self.directory.absolute().parent)
+        wds = []
+        for path, mask in ((parent, _PARENT_MASK), (os.fsencode(self.directory), MASK)):
+            wd = libc.inotify_add_watch(fd, path, mask)
+            if wd < 0:
+                err = ctypes.get_errno()
+                self.close()
+                raise WatchError(self._why(err, "inotify_add_watch"))
+            wds.append(wd)
+        self._parent_wd, self._wd = wds
+        self._loop = loop
         loop.add_reader(fd, self._readable)
 
     def _why(self, err: int, call: str) -> str:
@@ -102,11 +125,20 @@ class DirWatch:
             return
         if self._loop is not None and not self._loop.is_closed():
             self._loop.remove_reader(self._fd)
-        os.close(self._fd)
-        self._fd = None
+        os.close(self._fd)  # closing the descriptor removes its watches
+        self._fd = self._wd = self._parent_wd = None
+
+    def _rewatch(self) -> None:
+        """The directory's name now points elsewhere (or nowhere): watch what it names now."""
+        assert self._fd is not None and self._libc is not None
+        if self._wd is not None:
+            self._libc.inotify_rm_watch(self._fd, self._wd)  # fails harmlessly if gone
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(self.directory), MASK)
+        self._wd = wd if wd >= 0 else None
 
     def _readable(self) -> None:
-        assert self._fd is not None
+        if self._fd is None:
+            return
         changed = False
         while True:
             try:
@@ -116,8 +148,6 @@ class DirWatch:
             if not data:
                 break
             changed |= self._matters(data)
-        if self.gone:
-            self.close()  # the kernel dropped the watch: nothing more will come
         if changed:
             self.on_change()
 
@@ -125,13 +155,22 @@ class DirWatch:
         changed = False
         at = 0
         while at + _EVENT.size <= len(data):
-            _wd, mask, _cookie, length = _EVENT.unpack_from(data, at)
+            wd, mask, _cookie, length = _EVENT.unpack_from(data, at)
             name = data[at + _EVENT.size : at + _EVENT.size + length].rstrip(b"\0")
             at += _EVENT.size + length
-            if mask & _GONE:
-                self.gone = True
+            if mask & IN_Q_OVERFLOW:
+                self._rewatch()
                 changed = True
-            elif mask & IN_Q_OVERFLOW or not name:  # overflow, or the directory's own mode
+            elif wd == self._parent_wd:
+                if os.fsdecode(name) == self.directory.name:
+                    self._rewatch()
+                    changed = True
+            elif wd != self._wd:
+                continue  # a watch replaced already: its last events
+            elif mask & _GONE:
+                self._wd = None
+                changed = True
+            elif not name:  # the directory's own mode
                 changed = True
             elif os.fsdecode(name).endswith(self.suffix):
                 changed |= not (mask & IN_CREATE) or self._linked(name)
