@@ -60,6 +60,7 @@ from gpiozero.exc import (
 )
 from gpiozero.pins import BoardInfo, Factory, HeaderInfo, PinInfo
 from gpiozero.pins.pi import PiPin
+from gpiozero.threads import GPIOThread
 
 #: the consumer name ``gpioinfo`` shows for lines tabled holds
 CONSUMER = "tabled"
@@ -340,10 +341,17 @@ class GpiodPin(PiPin):
         self._output = Value.ACTIVE if value else Value.INACTIVE
         try:
             self._live().set_value(self._offset, self._output)
-        except ChipLost:
-            raise
         except OSError as e:
-            raise self.factory._os_error(e, f"write line {self._offset}") from None
+            err = (
+                e
+                if isinstance(e, ChipLost)
+                else self.factory._os_error(e, f"write line {self._offset}")
+            )
+            if isinstance(err, ChipLost) and isinstance(threading.current_thread(), GPIOThread):
+                # a blinking LED's own thread has no caller to tell (its exception would be a
+                # traceback on stderr); the loss has gone to when_lost, and the LED is closed next
+                return
+            raise err from None
 
     def _get_pull(self) -> str:
         return self._pull

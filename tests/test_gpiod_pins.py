@@ -251,6 +251,19 @@ def test_a_write_to_a_lost_chip_reports_it_even_without_inputs(factory, chip, ke
     led.close()
 
 
+def test_a_blinking_light_on_a_lost_chip_reports_it_without_a_traceback(factory, chip, monkeypatch):
+    crashed: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
+    led = LED(12, pin_factory=factory)
+    lost = threading.Event()
+    factory.when_lost = lambda reason: lost.set()
+    led.blink(on_time=0.01, off_time=0.01)  # gpiozero's own thread writes the line
+    chip.gone = True  # no hang-up seen: the blink thread's next write finds out
+    assert lost.wait(HUNG)
+    led.close()  # stops and joins the blink thread
+    assert crashed == [] and "write line 12" in (factory.lost or "")
+
+
 def test_gpiozero_finds_the_factory_by_name(monkeypatch, chip):
     from importlib.metadata import entry_points
 
