@@ -107,7 +107,12 @@ def cut_connections(endpoints: Iterable[str]) -> int:
             dup = os.dup(fd)
         except (ValueError, OSError):
             continue  # closed meanwhile, or the scan's own descriptor
-        with socket.socket(fileno=dup) as s:
+        try:
+            s = socket.socket(fileno=dup)
+        except OSError:  # a family Python does not know: not one of ours
+            os.close(dup)
+            continue
+        with s:
             if any(_accepted_by(s, a) for a in addrs):
                 try:
                     s.shutdown(socket.SHUT_RDWR)
@@ -144,6 +149,11 @@ class Revocation:
     def start(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Watch every directory, then reload once: a change since the keys were read counts too."""
         loop = loop or asyncio.get_running_loop()
+        if self.sources and not os.path.isdir(FD_DIR):
+            raise SecurityError(
+                f"{FD_DIR} is not there: a revoked client's connections could not be cut; "
+                "refusing to start"
+            )
         try:
             for domain, src in self.sources.items():
                 w = DirWatch(src.directory, lambda d=domain: self._changed(d), ".key")
