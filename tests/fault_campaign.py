@@ -409,7 +409,23 @@ def _start_limited(d: Daemon, fsize: int | None) -> None:
 # -- 3. write errors at every step of a commit ----------------------------------------------------
 
 
+def _count(state: Path, where: str) -> int:
+    """Events in the journal matching ``where`` (a read beside the daemon's writes: WAL)."""
+    db = sqlite3.connect(f"file:{state / 'journal.sqlite'}?mode=ro", uri=True)
+    try:
+        return int(db.execute(f"SELECT count(*) FROM events WHERE {where}").fetchone()[0])
+    finally:
+        db.close()
+
+
 def every_step(work: Path, rng: random.Random, toggles: int) -> None:
+    """Each step's outages, waited on through the heartbeats and the journal.
+
+    Not through a follower: at a card every 3 ms on a loaded machine a follower that
+    decodes every event falls behind the table, and a wait for "the alarm" then times
+    out in the backlog (seen with 1,166 events read in 20 s); the events a subscriber
+    holds are checked after the part, from a replay.
+    """
     from daemon.faults import STEPS
 
     for step in STEPS:
@@ -418,31 +434,49 @@ def every_step(work: Path, rng: random.Random, toggles: int) -> None:
         flag = where / "fail"
         cfg = write_config(where, sim="seed = 33\npace = 0.003\n", extra=TECHNICIAN)
         cfg.write_text(cfg.read_text().replace("snapshot_every = 50", "snapshot_every = 10"))
-        pub, rep = endpoints(cfg)
+        pub, _ = endpoints(cfg)
         tap = LiveTap(pub)
         acked: set[str] = set()
         d = Daemon(cfg, {"TABLED_FAULT_JOURNAL": str(flag), "TABLED_FAULT_STEP": step})
         client = ControlClient(load(cfg).control_endpoint, timeout=2.0, actor="campaign")
         try:
             d.start()
-            f = Follower(pub, rep, table="it")
-            try:
-                for i in range(toggles):
-                    f.until(lambda e: e.type == "card.dealt", 20)
-                    ack(client, f"{step}-{i}-before", acked)
-                    flag.touch()
-                    _wait_heartbeat(tap, lambda h: not h["journal_ok"], 20)
-                    COUNTS["faults"] += 1
-                    flag.unlink()
-                    f.until(
-                        lambda e: e.type == "alarm.raised" and e.data["kind"] == "journal-failure",
-                        20,
+            state = where / "state"
+            for i in range(toggles):
+                head = _count(state, "1")
+                _wait_heartbeat(tap, lambda h, n=head: h["last_seq"] > n, 60)  # play goes on
+                ack(client, f"{step}-{i}-before", acked)
+                alarms = _count(
+                    state, "type = 'alarm.raised' AND CAST(body AS TEXT) LIKE '%journal-failure%'"
+                )
+                snaps = _count(state, "type = 'journal.snapshot'")
+                flag.touch()
+                _wait_heartbeat(tap, lambda h: not h["journal_ok"], 60)
+                COUNTS["faults"] += 1
+                flag.unlink()
+                # resumed: the latched journal-failure alarm is committed after the first
+                # commit that works (each heartbeat is the moment to look, not a timer)
+                _wait_heartbeat(
+                    tap,
+                    lambda h, n=alarms, state=state: (
+                        h["journal_ok"]
+                        and _count(
+                            state,
+                            "type = 'alarm.raised' AND CAST(body AS TEXT) LIKE '%journal-failure%'",
+                        )
+                        > n
+                    ),
+                    60,
+                )
+                ack(client, f"{step}-{i}-after", acked)
+                if rng.random() < 0.5:  # and snapshots are written again
+                    _wait_heartbeat(
+                        tap,
+                        lambda h, n=snaps, state=state: (
+                            _count(state, "type = 'journal.snapshot'") > n
+                        ),
+                        60,
                     )
-                    ack(client, f"{step}-{i}-after", acked)
-                    if rng.random() < 0.5:
-                        f.until(lambda e: e.type == "journal.snapshot", 20)
-            finally:
-                f.close()
             assert d.stop() == 0
         finally:
             flag.unlink(missing_ok=True)
