@@ -94,25 +94,50 @@ def seal(
 
     A :data:`SECRET` part of the draft's data is left out of the event (and so of
     its hash and of what is published); the journal stores it beside the row.
+
+    The data, the one large part, is encoded once: the hashed bytes are the canonical
+    envelope without ``hash``, and ``hash`` sorts between ``data`` and ``mono``, so the
+    stored bytes are the hashed ones with ``"hash":"…"`` spliced in after the data. They
+    are exactly what encoding the whole envelope gives (``tests/test_journal.py`` holds
+    it to that), and what is stored is what is published.
     """
     data = draft.data
     if SECRET in data:
         data = {k: v for k, v in data.items() if k != SECRET}
-    fields = {
-        "v": SCHEMA_VERSION,
-        "table": table,
-        "seq": seq,
-        "type": draft.type,
-        "time": time,
-        "mono": mono,
-        "data": data,
-        "prev": prev,
-    }
-    body = _encoder.encode(fields)
-    h = hashlib.sha256(bytes.fromhex(prev) + body).hexdigest()
-    fields["hash"] = h
-    raw = _encoder.encode(fields)
-    return Event(**fields), raw
+    enc = _encoder.encode
+    head = b'{"data":' + enc(data)
+    tail = b"".join(
+        (
+            b',"mono":',
+            enc(mono),
+            b',"prev":',
+            enc(prev),
+            b',"seq":%d,"table":' % seq,
+            enc(table),
+            b',"time":',
+            enc(time),
+            b',"type":',
+            enc(draft.type),
+            _V,
+        )
+    )
+    h = hashlib.sha256(bytes.fromhex(prev) + head + tail).hexdigest()
+    raw = b"".join((head, b',"hash":"', h.encode(), b'"', tail))
+    ev = Event(
+        v=SCHEMA_VERSION,
+        table=table,
+        seq=seq,
+        type=draft.type,
+        time=time,
+        mono=mono,
+        data=data,
+        prev=prev,
+        hash=h,
+    )
+    return ev, raw
+
+
+_V: Final = b',"v":%d}' % SCHEMA_VERSION
 
 
 def check(raw: bytes, prev: str) -> tuple[dict[str, Any], str | None]:

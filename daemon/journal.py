@@ -279,8 +279,15 @@ class Journal:
         last event, stored in the same transaction. On failure nothing is
         committed and the journal's head is unchanged.
         """
+        return self.commit(batches, snapshot)[0]
+
+    def commit(
+        self, batches: Sequence[Batch], snapshot: tuple[str, bytes] | None = None
+    ) -> tuple[list[Event], list[bytes]]:
+        """:meth:`append`, also returning each event's stored bytes: what is published."""
         seq, prev = self.last_seq, self.last_hash
         events: list[Event] = []
+        raws: list[bytes] = []
         rows: list[tuple[int, str, bytes, str]] = []
         secrets: list[tuple[int, bytes]] = []
         for b in batches:
@@ -293,9 +300,10 @@ class Journal:
                 )
                 prev = ev.hash
                 events.append(ev)
+                raws.append(raw)
                 rows.append((seq, ev.type, raw, ev.hash))
         if not rows:
-            return events
+            return events, raws
         if snapshot is not None:
             # The state after the last event, sealed into the chain by its digest; the
             # snapshot event changes no state, so the state after it is the same.
@@ -311,6 +319,7 @@ class Journal:
             )
             prev = ev.hash
             events.append(ev)
+            raws.append(raw)
             rows.append((seq, ev.type, raw, ev.hash))
         proof = None
         if snapshot is not None and self.prover is not None:
@@ -349,7 +358,7 @@ class Journal:
             raise
         self._observe(time.perf_counter() - started, True)
         self.last_seq, self.last_hash = seq, prev
-        return events
+        return events, raws
 
     def _observe(self, seconds: float, ok: bool) -> None:
         for fn in self.commit_observers:  # metrics: commit latency and failures

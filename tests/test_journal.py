@@ -6,9 +6,11 @@ import sqlite3
 
 import pytest
 from daemon_harness import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from daemon.cli import main as tablectl
-from daemon.events import Draft, body_of, chain_hash
+from daemon.events import SECRET, Draft, Event, body_of, canonical, chain_hash, decode, seal
 from daemon.journal import Batch, Journal, JournalError, read_for_state, read_raw, verify_chain
 
 
@@ -32,6 +34,39 @@ def test_append_is_gapless_and_chained(tmp_path):
         evs[0].prev, body_of({k: getattr(evs[0], k) for k in evs[0].__struct_fields__})
     )
     assert verify_chain(j.db) == (8, None)
+
+
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.dictionaries(st.text(), _json, max_size=6),
+    table=st.text(min_size=1),
+    type_=st.text(min_size=1),
+    time=st.text(),
+    mono=st.none() | st.floats(allow_nan=False, allow_infinity=False),
+    seq=st.integers(min_value=1, max_value=2**62),
+    prev=st.binary(min_size=32, max_size=32).map(bytes.hex),
+)
+def test_sealed_bytes_are_the_canonical_envelope(data, table, type_, time, mono, seq, prev):
+    """``seal`` splices the hash into the hashed bytes instead of encoding twice: what it
+    stores must be exactly the canonical encoding of the whole envelope, and its hash the
+    chain hash of the envelope without it."""
+    ev, raw = seal(table=table, seq=seq, draft=Draft(type_, data), time=time, mono=mono, prev=prev)
+    fields = {k: getattr(ev, k) for k in Event.__struct_fields__}
+    assert raw == canonical(fields) == ev.canonical()
+    assert ev.hash == chain_hash(prev, body_of(fields))
+    assert decode(raw) == ev
+    assert SECRET not in ev.data or SECRET not in data
 
 
 def test_reopen_continues_the_seq_and_refuses_another_tables_journal(tmp_path):
