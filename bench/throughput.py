@@ -6,10 +6,10 @@
   arrive at a dealer's or a wheel's pace). Commands between hands are
   decided too but not timed.
 * **journal + publish**: the session's decisions appended with
-  ``Journal.append`` (a file on the same disk, WAL, ``synchronous=FULL``),
+  ``Journal.commit`` (a file on the same disk, WAL, ``synchronous=FULL``),
   one transaction per reading as the pipeline commits a lone reading,
   snapshots every 1000 events as ``Pipeline._commit`` takes them, each
-  commit's events published with ``Bus.publish`` to a subscriber in another
+  commit's events published (the stored bytes) with ``Bus.publish`` to a subscriber in another
   process that counts them.
 * **pipeline**: the same readings through ``Pipeline`` itself (decide,
   the journal thread, publish, and ``log_events`` writing its JSON lines to
@@ -198,8 +198,10 @@ async def _journal_publish(sess: Session, snapshot_every: int = 1000) -> dict[st
             if (j.last_seq + n) // snapshot_every > j.last_seq // snapshot_every:
                 snap = (table.state_version, table.encode_state(st))
             # the append prunes old snapshots in its own transaction, as the pipeline's does
-            evs = j.append([Batch(drafts, utc_text(time.time()), getattr(inp, "mono", None))], snap)
-            bus.publish(evs)
+            evs, raws = j.commit(
+                [Batch(drafts, utc_text(time.time()), getattr(inp, "mono", None))], snap
+            )
+            bus.publish(evs, raws)
             bodies.append(evs)
         t1, c1 = time.perf_counter(), time.process_time()
         got = sink.result()
@@ -243,7 +245,7 @@ async def _pipeline(
     ctx, bus, j = await _bus(where, "tp")
     table = _table(sess)
     p = Pipeline(table, j, snapshot_every=snapshot_every)
-    p.listeners.append(bus.publish)
+    p.publishers.append(bus.publish)  # as daemon/app.py: from the writer thread
     p.listeners.append(event_logger("all", table.game.describe))
     task = asyncio.create_task(p.run())
     sink: _Sink | None = None

@@ -18,27 +18,9 @@ touched) the way the proposed change would behave:
 
 from __future__ import annotations
 
-import concurrent.futures
 import sys
 from collections.abc import Callable
 from typing import Any
-
-
-class InlineExecutor(concurrent.futures.Executor):
-    """``submit`` runs the call at once in the caller's thread."""
-
-    def submit(
-        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
-    ) -> concurrent.futures.Future[Any]:
-        f: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        try:
-            f.set_result(fn(*args, **kwargs))
-        except BaseException as e:
-            f.set_exception(e)
-        return f
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        pass
 
 
 def _inline_commit() -> None:
@@ -48,8 +30,7 @@ def _inline_commit() -> None:
 
     def patched(self: Any, *a: Any, **k: Any) -> None:
         init(self, *a, **k)
-        self._writer.shutdown(wait=False)
-        self._writer = InlineExecutor()
+        self._writer.submit = self._writer.run_job  # the job runs at once, in the loop's thread
 
     pipeline.Pipeline.__init__ = patched  # type: ignore[method-assign]
 
@@ -65,18 +46,18 @@ def _timeline() -> None:
 
     now = time.monotonic_ns
     rec: dict[str, list[Any]] = {"process": [], "append": [], "publish": [], "listeners": []}
-    process, append, publish = pipeline.Pipeline._process, journal.Journal.append, bus.Bus.publish
+    process, commit, publish = pipeline.Pipeline._process, journal.Journal.commit, bus.Bus.publish
 
     async def timed_process(self: Any, items: Any) -> None:
         rec["process"].append((now(), len(items)))
         await process(self, items)
         rec["listeners"].append(now())
 
-    def timed_append(self: Any, batches: Any, snapshot: Any = None) -> Any:
+    def timed_commit(self: Any, batches: Any, snapshot: Any = None) -> Any:
         t0 = now()
-        out = append(self, batches, snapshot)
+        out = commit(self, batches, snapshot)
         mono = batches[0].mono if batches else None
-        rec["append"].append((t0, now(), mono, len(out)))
+        rec["append"].append((t0, now(), mono, len(out[0])))
         return out
 
     def timed_publish(self: Any, events: Any, raw: Any = None) -> None:
@@ -85,7 +66,7 @@ def _timeline() -> None:
         rec["publish"].append((t0, now(), events[0].seq if events else None))
 
     pipeline.Pipeline._process = timed_process  # type: ignore[method-assign]
-    journal.Journal.append = timed_append  # type: ignore[method-assign]
+    journal.Journal.commit = timed_commit  # type: ignore[method-assign]
     bus.Bus.publish = timed_publish  # type: ignore[method-assign]
 
     def dump() -> None:

@@ -159,7 +159,8 @@ class Daemon:
         except Exception:
             await self._close_sockets()
             raise
-        self.pipeline.listeners.append(self.bus.publish)
+        # from the journal's writer thread, the moment each commit returns
+        self.pipeline.publishers.append(self.bus.publish)
         self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
         secret = getattr(self.table.game, "secret_in_play", None)
         if secret is not None:

@@ -6,16 +6,25 @@ moment are committed in one SQLite transaction (group commit: the fsync is
 shared, each input's events stay together and in order), and only then is
 the state advanced and the events published. A failed commit publishes
 nothing and advances nothing.
+
+The commit runs in the journal's one writing thread (:class:`_Writer`), so the
+event loop — the control socket, the heartbeat, the devices — goes on during an
+fsync, and a wedged disk shows (``wedged``) instead of freezing the daemon. That
+thread also publishes (``publishers``: the bus) the moment the commit returns,
+the very bytes it stored, before it tells the loop: the subscriber's copy does
+not wait for the loop to wake, and the loop is not woken just to publish. One
+queue in and one ``call_soon_threadsafe`` out per commit: no executor future.
 """
 
 from __future__ import annotations
 
 import asyncio
+import queue
 import sqlite3
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +46,9 @@ from daemon.table import Decision, Input, Table, TableState
 log = structlog.get_logger("pipeline")
 
 Listener = Callable[[Sequence[Event]], None]
+#: told each commit's events and their stored bytes, in the writer thread (thread-safe, never
+#: blocking: the bus's PUB send)
+Publisher = Callable[[Sequence[Event], Sequence[bytes]], None]
 
 
 def boot_id() -> str | None:
@@ -119,6 +131,8 @@ class Pipeline:
         self.max_batch = max_batch
         self.state: TableState = table.initial()
         self.listeners: list[Listener] = []
+        #: run in the writer thread as soon as a commit returns, before the listeners
+        self.publishers: list[Publisher] = []
         #: told ``(ok, error)`` when journal writes start failing and when they work again
         self.on_journal: list[Callable[[bool, str | None], None]] = []
         self.max_pending = 10_000
@@ -129,7 +143,7 @@ class Pipeline:
         self.stats = Stats()
         self._inbox: deque[_Item] = deque()
         self._wake = asyncio.Event()
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
+        self._writer = _Writer(journal, self.publishers)
         self._closed = False
         self.healthy = True
         #: why the writer stopped for good (set once; the daemon stops)
@@ -324,9 +338,7 @@ class Pipeline:
         # The writer failed: one plain try, so the journal says the stop was seen if it can.
         batch = Batch(drafts=d.drafts, time=utc_text(self.clock.wall()), mono=None)
         try:
-            await asyncio.get_running_loop().run_in_executor(
-                self._writer, self.journal.append, [batch], None
-            )
+            await self._writer.commit([batch], None, publish=False)
         except Exception as e:
             log.error("daemon.stopped not committed", error=f"{type(e).__name__}: {e}")
 
@@ -371,13 +383,12 @@ class Pipeline:
         j = self.journal
         if n and (j.last_seq + n) // self.snapshot_every > j.last_seq // self.snapshot_every:
             snapshot = (self.table.state_version, self.table.encode_state(tentative))
-        loop = asyncio.get_running_loop()
         attempt = 0
         while True:
             try:
                 self.writing_since = self.clock.mono()
                 try:
-                    events = await loop.run_in_executor(self._writer, j.append, batches, snapshot)
+                    events = await self._writer.commit(batches, snapshot, publish=True)
                 finally:
                     self.writing_since = None
                 break
@@ -420,7 +431,6 @@ class Pipeline:
                     return []
                 attempt += 1
                 await asyncio.sleep(min(2.0, 0.05 * 2**attempt))
-        faults.after_commit()
         recovered = not self.healthy
         self.healthy = True
         self.state = tentative
@@ -461,7 +471,97 @@ class Pipeline:
         return since is not None and self.clock.mono() - since > limit
 
     def close(self) -> None:
-        self._writer.shutdown(wait=True)
+        self._writer.close()
+
+
+_Job = tuple[
+    Sequence[Batch],
+    "tuple[str, bytes] | None",
+    bool,
+    asyncio.AbstractEventLoop,
+    "asyncio.Future[list[Event]]",
+]
+
+
+class _Writer:
+    """The journal's one writing thread: commit, publish what was committed, tell the loop.
+
+    Started with the first commit. Commits run one at a time in queue order, so seqs
+    stay gapless and the chain unbroken; nothing is published before its commit
+    returned, and a failed commit publishes nothing (its error goes to the awaiting
+    task, which retries or stops the daemon).
+    """
+
+    def __init__(self, journal: Journal, publishers: list[Publisher]) -> None:
+        self.journal = journal
+        self.publishers = publishers
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def commit(
+        self, batches: Sequence[Batch], snapshot: tuple[str, bytes] | None, *, publish: bool
+    ) -> asyncio.Future[list[Event]]:
+        """Queue one transaction; the future has its events once committed (and published)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[Event]] = loop.create_future()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
+            self._thread.start()
+        self.submit((batches, snapshot, publish, loop, fut))
+        return fut
+
+    def submit(self, job: _Job) -> None:
+        self._jobs.put(job)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            self.run_job(job)
+
+    def run_job(self, job: _Job) -> None:
+        batches, snapshot, publish, loop, fut = job
+        try:
+            events, raws = self.journal.commit(batches, snapshot)
+        except BaseException as e:
+            _tell(loop, fut, None, e)
+            return
+        if publish:
+            faults.after_commit()
+            for fn in self.publishers:
+                try:
+                    fn(events, raws)
+                except Exception:
+                    log.exception("publishing committed events failed")
+        _tell(loop, fut, events, None)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join()
+            self._thread = None
+
+
+def _tell(
+    loop: asyncio.AbstractEventLoop,
+    fut: asyncio.Future[list[Event]],
+    events: list[Event] | None,
+    error: BaseException | None,
+) -> None:
+    try:
+        loop.call_soon_threadsafe(_settle, fut, events, error)
+    except RuntimeError:  # the loop is closed: nobody waits any more
+        pass
+
+
+def _settle(
+    fut: asyncio.Future[list[Event]], events: list[Event] | None, error: BaseException | None
+) -> None:
+    if fut.done():  # the awaiting task was cancelled
+        return
+    if error is not None:
+        fut.set_exception(error)
+    else:
+        assert events is not None
+        fut.set_result(events)
 
 
 def _type_of(raw: bytes | str) -> str:

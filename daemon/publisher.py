@@ -20,10 +20,15 @@ pyzmq/libzmq behaviour this module works around:
   return a finished future holding ``Again``. ``publish`` is synchronous,
   so it sends through a plain shadow of the PUB socket (PUB never
   receives, so the shadow cannot steal a wake-up from a pending ``recv``).
+* A ZeroMQ socket is not thread-safe, but may be used from several threads
+  with a full memory barrier between uses (the zguide). The journal's writer
+  thread publishes each commit (``daemon/pipeline.py``) while the loop sends
+  heartbeats and traces, so every send, and the close, hold ``_send_lock``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +81,8 @@ class Publisher:
         self._pub: zmq.asyncio.Socket | None = None
         self._pub_sync: zmq.Socket | None = None
         self._hb_topic = f"{table}.heartbeat".encode()
+        #: every PUB send and the close: the journal's writer thread publishes too
+        self._send_lock = threading.Lock()
 
     def open(self) -> None:
         """Create the socket and apply CURVE (before any bind: no moment without it)."""
@@ -96,26 +103,33 @@ class Publisher:
         self._pub_sync = zmq.Socket.shadow(pub.underlying)
 
     def close(self) -> None:
-        self._pub_sync = None  # a shadow: closing the real socket is enough
-        if self._pub is not None and not self._pub.closed:
-            self._pub.close(linger=self.linger_ms)
-        self._pub = None
+        with self._send_lock:
+            self._pub_sync = None  # a shadow: closing the real socket is enough
+            if self._pub is not None and not self._pub.closed:
+                self._pub.close(linger=self.linger_ms)
+            self._pub = None
 
     def publish(self, events: Sequence[Event], raw: Sequence[bytes] | None = None) -> None:
-        """Send committed events, one message each; never blocks.
+        """Send committed events, one message each; never blocks; from any thread.
 
         ``raw`` (the journal's stored bytes, parallel to ``events``) is sent
         as is when given, so subscribers get the very bytes that were hashed.
         """
-        sock = self._pub_sync
-        if sock is None:
-            raise BusError("bus not started")
         if raw is not None and len(raw) != len(events):
             raise ValueError(f"{len(events)} events but {len(raw)} raw bodies")
-        for i, ev in enumerate(events):
-            body = raw[i] if raw is not None else ev.canonical()
-            if self._send(sock, ev.topic, body):
-                self.counters["published"] += 1
+        with self._send_lock:
+            sock = self._pub_sync
+            if sock is None:
+                raise BusError("bus not started")
+            sent = 0
+            for i, ev in enumerate(events):
+                body = raw[i] if raw is not None else ev.canonical()
+                try:
+                    sock.send_multipart([ev.topic, body], flags=zmq.NOBLOCK)
+                    sent += 1
+                except zmq.Again:
+                    self.counters["dropped"] += 1
+            self.counters["published"] += sent
 
     def heartbeat(self, data: dict[str, Any], time: str, mono: float) -> None:
         """Publish ``<table>.heartbeat`` (not journaled: no seq, no hash).
@@ -123,8 +137,7 @@ class Publisher:
         With a ``signer``, ``data["last_seq"]``/``data["last_hash"]`` are signed
         into ``data["checkpoint"]`` (``daemon.security.verify_checkpoint``).
         """
-        sock = self._pub_sync
-        if sock is None:
+        if self._pub_sync is None:
             raise BusError("bus not started")
         if self.signer is not None and "last_seq" in data and "last_hash" in data:
             journal_id = str(data.get("journal_id") or self.journal_id)
@@ -144,20 +157,21 @@ class Publisher:
                 "data": data,
             }
         )
-        if self._send(sock, self._hb_topic, body):
+        if self._send(self._hb_topic, body):
             self.counters["heartbeats"] += 1
 
     def send(self, topic: bytes, body: bytes) -> bool:
         """Publish a message that is not an event (a technician's trace); never blocks."""
-        sock = self._pub_sync
-        if sock is None:
-            raise BusError("bus not started")
-        return self._send(sock, topic, body)
+        return self._send(topic, body)
 
-    def _send(self, sock: zmq.Socket, topic: bytes, body: bytes) -> bool:
-        try:
-            sock.send_multipart([topic, body], flags=zmq.NOBLOCK)
-        except zmq.Again:
-            self.counters["dropped"] += 1
-            return False
-        return True
+    def _send(self, topic: bytes, body: bytes) -> bool:
+        with self._send_lock:
+            sock = self._pub_sync
+            if sock is None:
+                raise BusError("bus not started")
+            try:
+                sock.send_multipart([topic, body], flags=zmq.NOBLOCK)
+            except zmq.Again:
+                self.counters["dropped"] += 1
+                return False
+            return True
