@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from daemon import logs
 from daemon.games.describe import Describer
 
 log = structlog.get_logger("tabled")
@@ -27,6 +28,11 @@ def event_logger(which: str, describe: Describer) -> Any:
 
 def log_events(events: Any, describe: Describer) -> None:
     """One log line per committed event: what a person watching ``make run`` follows."""
+    with logs.batch():  # a commit's lines in one write
+        _log_each(events, describe)
+
+
+def _log_each(events: Any, describe: Describer) -> None:
     for ev in events:
         d = ev.data
         line = describe.log(ev.type, d)

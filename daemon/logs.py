@@ -10,13 +10,23 @@ syslog ``priority`` (0–7) as a field, so a reader of the pipe needs no prefix.
 The standard library's ``logging`` (asyncio's "Task exception was never retrieved",
 libraries) and uncaught exceptions go through the same renderer: nothing on stdout or
 stderr is a plain line when stdout is not a terminal.
+
+Every committed event gets an info line (``daemon/event_log.py``), so a line's cost is
+paid per event (``docs/performance.md``): the context bound at set-up is added by a
+plain processor instead of a walk of every context variable, the time stamp formats
+the date and time once a second, tracebacks are looked for only on a line that has
+one, and :func:`batch` writes a commit's lines to stdout in one write.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 import msgspec
@@ -63,6 +73,79 @@ def _add_priority(_: Any, method: str, event_dict: dict[str, Any]) -> dict[str, 
     return event_dict
 
 
+def _bound(fields: dict[str, Any]) -> Any:
+    """The context bound at set-up (the table), added to every line after its own fields,
+    as ``merge_contextvars`` would add it (the daemon binds nothing later)."""
+    items = tuple(fields.items())
+
+    def bound(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        for k, v in items:
+            event_dict.setdefault(k, v)
+        return event_dict
+
+    return bound
+
+
+def _stamper() -> Any:
+    """``TimeStamper(fmt="iso", utc=True)``'s text (``2026-12-01T23:40:00.123456Z``), with
+    the date and time formatted once a second."""
+    last: list[Any] = [None, ""]
+
+    def stamp(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        t = time.time()
+        sec = int(t)
+        if sec != last[0]:
+            last[0], last[1] = sec, datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        us = int((t - sec) * 1e6)
+        event_dict["timestamp"] = f"{last[1]}.{us:06d}Z" if us else f"{last[1]}Z"
+        return event_dict
+
+    return stamp
+
+
+def _tracebacks() -> Any:
+    """``dict_tracebacks``, only for a line that carries an exception."""
+    render = structlog.processors.dict_tracebacks
+
+    def tracebacks(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        if "exc_info" in event_dict:
+            return render(logger, method, event_dict)  # type: ignore[no-any-return]
+        return event_dict
+
+    return tracebacks
+
+
+class _Out:
+    """structlog's ``BytesLogger`` (one line, then a flush), except inside :func:`batch`."""
+
+    def __init__(self, file: Any) -> None:
+        self._write = file.write
+        self._flush = file.flush
+
+    def msg(self, message: bytes) -> None:
+        self._write(message + b"\n")
+        if not _batching[0]:
+            self._flush()
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
+_batching = [0]
+
+
+@contextlib.contextmanager
+def batch() -> Iterator[None]:
+    """Lines logged inside go out in one write at the end (a commit's event lines)."""
+    _batching[0] += 1
+    try:
+        yield
+    finally:
+        _batching[0] -= 1
+        if not _batching[0] and _state["json"]:
+            sys.stdout.buffer.flush()
+
+
 def _renderer(prefix: bool) -> Any:
     def render(_: Any, __: str, event_dict: dict[str, Any]) -> bytes:
         # structlog's JSONRenderer passes ``default=``; msgspec takes enc_hook instead.
@@ -77,16 +160,13 @@ def _renderer(prefix: bool) -> Any:
 def setup(level: str = "info", fmt: str = "auto", **bind: Any) -> None:
     as_json = fmt == "json" or (fmt == "auto" and not sys.stdout.isatty())
     _state["json"] = as_json
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
+    shared: list[Any] = [_bound(bind), structlog.processors.add_log_level, _stamper()]
     if as_json:
         prefix = journal_stream(sys.stdout)
         render = _renderer(prefix)
-        processors = [*shared, _add_priority, structlog.processors.dict_tracebacks, render]
-        factory: Any = structlog.BytesLoggerFactory(sys.stdout.buffer)
+        processors = [*shared, _add_priority, _tracebacks(), render]
+        out = _Out(sys.stdout.buffer)
+        factory: Any = lambda *_: out  # noqa: E731
         _route_stdlib(render, level)
         logging.captureWarnings(True)
         sys.excepthook = _log_uncaught
