@@ -27,21 +27,24 @@ def event_logger(which: str, describe: Describer) -> Any:
 
 
 def log_events(events: Any, describe: Describer) -> None:
-    """One log line per committed event: what a person watching ``make run`` follows."""
-    with logs.batch():  # a commit's lines in one write
-        _log_each(events, describe)
+    """One log line per committed event: what a person watching ``make run`` follows.
 
-
-def _log_each(events: Any, describe: Describer) -> None:
+    A commit's lines are logged together (``daemon/logs.py`` :func:`~daemon.logs.lines`:
+    rendered at once, one write).
+    """
+    rows: list[tuple[str, str, dict[str, Any]]] = []
     for ev in events:
         d = ev.data
         line = describe.log(ev.type, d)
         if line is not None:
             message, fields = line
-            log.info(message, seq=ev.seq, **fields)
+            rows.append(("info", message, {"seq": ev.seq, **fields}))
         elif ev.type == "alarm.raised":
-            log.warning(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if v is not None})
+            fields = {k: v for k, v in d.items() if v is not None}
+            rows.append(("warning", ev.type, {"seq": ev.seq, **fields}))
         elif ev.type == "operator.command" and d.get("source") == "timer":
-            log.debug(ev.type, seq=ev.seq, name=d["name"])  # the croupier's clockwork
+            rows.append(("debug", ev.type, {"seq": ev.seq, "name": d["name"]}))  # clockwork
         else:
-            log.info(ev.type, seq=ev.seq, **{k: v for k, v in d.items() if k not in ("rule",)})
+            fields = {k: v for k, v in d.items() if k not in ("rule",)}
+            rows.append(("info", ev.type, {"seq": ev.seq, **fields}))
+    logs.lines(rows, log)

@@ -15,17 +15,15 @@ Every committed event gets an info line (``daemon/event_log.py``), so a line's c
 paid per event (``docs/performance.md``): the context bound at set-up is added by a
 plain processor instead of a walk of every context variable, the time stamp formats
 the date and time once a second, tracebacks are looked for only on a line that has
-one, and :func:`batch` writes a commit's lines to stdout in one write.
+one, and :func:`lines` renders a commit's event lines itself and writes them at once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -86,21 +84,65 @@ def _bound(fields: dict[str, Any]) -> Any:
     return bound
 
 
-def _stamper() -> Any:
+_second: list[Any] = [None, ""]
+
+
+def _now_text() -> str:
     """``TimeStamper(fmt="iso", utc=True)``'s text (``2026-12-01T23:40:00.123456Z``), with
     the date and time formatted once a second."""
-    last: list[Any] = [None, ""]
+    t = time.time()
+    sec = int(t)
+    if sec != _second[0]:
+        _second[0], _second[1] = sec, datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    us = int((t - sec) * 1e6)
+    return f"{_second[1]}.{us:06d}Z" if us else f"{_second[1]}Z"
 
+
+def _stamper() -> Any:
     def stamp(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-        t = time.time()
-        sec = int(t)
-        if sec != last[0]:
-            last[0], last[1] = sec, datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        us = int((t - sec) * 1e6)
-        event_dict["timestamp"] = f"{last[1]}.{us:06d}Z" if us else f"{last[1]}Z"
+        event_dict["timestamp"] = _now_text()
         return event_dict
 
     return stamp
+
+
+#: levels as the filtering logger numbers them
+_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+#: set by :func:`setup` for JSON lines: (processors, threshold, bound fields, prefix, stream)
+_fast: list[Any] = [None]
+
+
+def lines(rows: list[tuple[str, str, dict[str, Any]]], logger: Any) -> None:
+    """Log ``(level, message, fields)`` rows, a commit's event lines, in one write.
+
+    For JSON lines the line is rendered here, field for field what the processors above
+    would make of ``logger.<level>(message, **fields)`` (``tests/test_event_log.py`` holds
+    it to that), without a trip through structlog per line: every committed event has a
+    line, so this is paid per event. On a terminal, or while a test has replaced the
+    configuration (``structlog.testing.capture_logs``), each row goes through ``logger``.
+    """
+    fast = _fast[0]
+    if fast is None or structlog.get_config()["processors"] is not fast[0]:
+        for level, message, fields in rows:
+            getattr(logger, level)(message, **fields)
+        return
+    _, threshold, bound, prefix, out = fast
+    ts = _now_text()
+    parts = []
+    for level, message, fields in rows:
+        if _LEVELS[level] < threshold:
+            continue
+        d = {**fields, "event": message}
+        for k, v in bound:
+            d.setdefault(k, v)
+        d["level"] = level
+        d["timestamp"] = ts
+        d["priority"] = p = PRIORITY[level]
+        parts.append(b"<%d>" % p + _json.encode(d) if prefix else _json.encode(d))
+    if parts:
+        parts.append(b"")
+        out.write(b"\n".join(parts))
+        out.flush()
 
 
 def _tracebacks() -> Any:
@@ -113,37 +155,6 @@ def _tracebacks() -> Any:
         return event_dict
 
     return tracebacks
-
-
-class _Out:
-    """structlog's ``BytesLogger`` (one line, then a flush), except inside :func:`batch`."""
-
-    def __init__(self, file: Any) -> None:
-        self._write = file.write
-        self._flush = file.flush
-
-    def msg(self, message: bytes) -> None:
-        self._write(message + b"\n")
-        if not _batching[0]:
-            self._flush()
-
-    log = debug = info = warn = warning = msg
-    fatal = failure = err = error = critical = exception = msg
-
-
-_batching = [0]
-
-
-@contextlib.contextmanager
-def batch() -> Iterator[None]:
-    """Lines logged inside go out in one write at the end (a commit's event lines)."""
-    _batching[0] += 1
-    try:
-        yield
-    finally:
-        _batching[0] -= 1
-        if not _batching[0] and _state["json"]:
-            sys.stdout.buffer.flush()
 
 
 def _renderer(prefix: bool) -> Any:
@@ -165,14 +176,16 @@ def setup(level: str = "info", fmt: str = "auto", **bind: Any) -> None:
         prefix = journal_stream(sys.stdout)
         render = _renderer(prefix)
         processors = [*shared, _add_priority, _tracebacks(), render]
-        out = _Out(sys.stdout.buffer)
-        factory: Any = lambda *_: out  # noqa: E731
+        factory: Any = structlog.BytesLoggerFactory(sys.stdout.buffer)
+        threshold = getattr(logging, level.upper())
+        _fast[0] = (processors, threshold, tuple(bind.items()), prefix, sys.stdout.buffer)
         _route_stdlib(render, level)
         logging.captureWarnings(True)
         sys.excepthook = _log_uncaught
     else:
         processors = [*shared, structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())]
         factory = structlog.PrintLoggerFactory(sys.stdout)
+        _fast[0] = None
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
