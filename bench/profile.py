@@ -9,6 +9,13 @@ table, journal, publish, logging, asyncio machinery…) and by function,
 self and inclusive.
 
     python -m bench.profile bench/results/profile/latency-shoe-full.txt
+    python -m bench.profile --per-event bench/results/latest.json shoe full \
+        bench/results/profile/latency-shoe-full.txt
+
+``--per-event`` turns the shares into CPU µs per committed event: each Python
+thread's busy share of a layer times that thread's CPU per event in the same
+run (``tabled_cpu_by_thread_s`` from ``/proc``); the ZeroMQ I/O thread, which
+py-spy cannot see, is one line of its own.
 """
 
 from __future__ import annotations
@@ -110,8 +117,7 @@ def _layer(frames: list[str]) -> str:
     return "other"
 
 
-def summarise(raw: Path, top: int = 15) -> str:
-    """Per thread: idle share, busy share by layer, top functions (self and inclusive)."""
+def _threads(raw: Path) -> dict[str, list[tuple[list[str], int]]]:
     per: dict[str, list[tuple[list[str], int]]] = defaultdict(list)
     for line in raw.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
@@ -120,6 +126,38 @@ def summarise(raw: Path, top: int = 15) -> str:
         frames = stack.split(";")
         thread = re.sub(r"^thread \(\d+\): ", "", frames[0])
         per[thread].append((frames[1:], int(n)))
+    return per
+
+
+def per_event(raw: Path, cpu_by_thread: dict[str, float], events: int) -> list[tuple[float, str]]:
+    """(CPU µs per event, "layer (thread)"), largest first: see the module's docstring."""
+    cpu: Counter[str] = Counter()
+    for name, seconds in cpu_by_thread.items():
+        cpu[name.rsplit(" ", 1)[0]] += seconds
+    out: list[tuple[float, str]] = []
+    for thread, stacks in _threads(raw).items():
+        who = (
+            "main (asyncio loop)"
+            if thread == "MainThread"
+            else "other python threads (journal writer)"
+        )
+        busy = [(f, n) for f, n in stacks if f and not any(f[-1].startswith(i) for i in IDLE)]
+        nb = sum(n for _, n in busy)
+        if not nb or who not in cpu:
+            continue
+        layers: Counter[str] = Counter()
+        for f, n in busy:
+            layers[_layer(f)] += n
+        per_ev = cpu[who] / events * 1e6
+        out += [(per_ev * v / nb, f"{k} ({thread})") for k, v in layers.items()]
+    if "zmq I/O" in cpu:
+        out.append((cpu["zmq I/O"] / events * 1e6, "ZeroMQ I/O thread (libzmq)"))
+    return sorted(out, reverse=True)
+
+
+def summarise(raw: Path, top: int = 15) -> str:
+    """Per thread: idle share, busy share by layer, top functions (self and inclusive)."""
+    per = _threads(raw)
     out = [f"{raw.name}"]
     for thread, stacks in sorted(per.items(), key=lambda kv: -sum(n for _, n in kv[1])):
         total = sum(n for _, n in stacks)
@@ -146,5 +184,15 @@ def summarise(raw: Path, top: int = 15) -> str:
 
 
 if __name__ == "__main__":
-    for p in sys.argv[1:]:
-        print(summarise(Path(p)))
+    if sys.argv[1:2] == ["--per-event"]:
+        import json
+
+        result, dev, mode, raw_path = sys.argv[2:6]
+        run = json.loads(Path(result).read_text())["results"]["latency"][dev][mode]
+        rows = per_event(Path(raw_path), run["tabled_cpu_by_thread_s"], run["events"])
+        print(f"{dev} {mode}: {run['tabled_cpu_us_per_event']} us CPU per event in all")
+        for us, what in rows:
+            print(f"{us:7.1f} us  {what}")
+    else:
+        for p in sys.argv[1:]:
+            print(summarise(Path(p)))
