@@ -180,3 +180,39 @@ def test_monitor_draws_the_table_in_80x24(running):
     assert re.search(r"last: " + GAMES[running.game][3], screen), screen[-2000:]
     for board in running.describe.boards:
         assert board in screen
+
+
+def test_recall_of_a_game_not_in_the_journal_names_the_last_one(running):
+    """The reply names games the way this game does (its describer's ``key``), not by guessing."""
+    key = running.describe.key
+    missing = ":".join(["99999"] * len(key))
+    r = tablectl(running.cfg, "recall", "--hand", missing)
+    assert r.returncode == 1, r.stderr
+    kind = ":".join(k.upper() for k in key) if len(key) > 1 else f"a {key[0]} number"
+    assert f"this table's games are named by {kind}; the last is " in r.stderr, r.stderr
+    last = r.stderr.rsplit("the last is ", 1)[1].strip()
+    assert [int(x) for x in last.split(":")] >= [running.results[-1].data[k] for k in key]
+
+
+def test_status_says_where_the_game_is(running):
+    """``tablectl status`` shows the fields the game's describer names beside the phase."""
+    r = tablectl(running.cfg, "status")
+    assert r.returncode in (0, 1), r.stderr
+    (game_line,) = [x for x in r.stdout.splitlines() if x.startswith("  game:")]
+    fields = running.describe.where or running.describe.key
+    shown = [k.strip() for k, _ in re.findall(r"([a-z ]+) (\d+)", game_line.split("(", 1)[1])]
+    named = [f.replace("_", " ") for f in fields]
+    assert shown == [f for f in named if f in shown], game_line  # in the describer's order
+    assert set(shown) >= {k.replace("_", " ") for k in running.describe.key}, game_line
+
+
+def test_monitor_into_a_pipe_gives_one_line_per_event_in_the_games_words(running):
+    r = tablectl(running.cfg, "monitor", "--seconds", "1")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stdout.splitlines()
+    results = [x for x in lines if x.split()[2:3] and x.split()[2] in running.describe.results]
+    assert results, lines[-20:]
+    worded = [x for x in results if re.search(GAMES[running.game][3], x)]
+    last = running.results[-1]
+    if running.describe.line(last.type, last.data) is not None:
+        assert worded == results, results[-5:]  # the game words its own results

@@ -37,6 +37,9 @@ class Describer:
     key: ClassVar[tuple[str, ...]] = ()
     #: the scoreboards the monitor draws: "last results", or a shoe game's five roads
     boards: ClassVar[tuple[str, ...]] = ("last results",)
+    #: the two sides of a game's big road (``("banker", "player")``), for a journal whose
+    #: results carry no squares of their own (``daemon/games/roads.py``)
+    sides: ClassVar[tuple[str, ...]] = ()
     #: events that start a fresh scoreboard (a new shoe)
     fresh_board: ClassVar[frozenset[str]] = frozenset()
     #: routine events left out of the log with ``[log] events = "results"``
@@ -48,6 +51,9 @@ class Describer:
         "betting.opened": "betting open",
         "betting.closed": "no more bets",
     }
+    #: the fields of the game's summary ``tablectl status`` shows beside its phase, in this
+    #: order (where the game is: ``shoe 2, hand 41, cards out 96``); empty: the :attr:`key`
+    where: ClassVar[tuple[str, ...]] = ()
     #: the events that show in ``recall`` under a game, with the field that says why
     recalled: ClassVar[frozenset[str]] = frozenset(
         {"betting.opened", "betting.closed", "table.paused", "table.resumed"}
@@ -65,6 +71,11 @@ class Describer:
 
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         """The game's own line for an event (a result), or None for the table's plain line."""
+        return None
+
+    def line(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        """An event summed up on one line (``tablectl replay`` on a terminal, ``tablectl
+        monitor`` into a pipe), or None to show its fields (``daemon/tools/describe.py``)."""
         return None
 
     # -- recall ---------------------------------------------------------------------------

@@ -88,7 +88,8 @@ class Model:
             if "roads" in d or ("winner" in d and "big road" in game.boards):
                 # the daemon publishes each result's squares; an older journal's are worked out
                 self.winners.append(d["winner"])
-                self.board.set(d.get("roads") or roads.update(self.winners, _sides(d["winner"])))
+                sides = self.describe.sides
+                self.board.set(d.get("roads") or roads.update(self.winners, sides))
         elif t in game.voids:
             self.phase = f"void ({d.get('reason')})"
         elif t == "alarm.raised":
@@ -114,10 +115,6 @@ def last_results(marks: list[Mark], n: int = 24) -> Text:
     for m in reversed(marks[-n:]):
         out.append(f"{m.text:>2} ", m.style)
     return out
-
-
-def _sides(winner: str) -> tuple[str, str]:
-    return ("dragon", "tiger") if winner in ("dragon", "tiger") else ("banker", "player")
 
 
 def render(m: Model, now: float) -> Group:
@@ -194,7 +191,7 @@ def run(a: argparse.Namespace) -> int:
     if a.json:
         return _stream(follower, end)
     if not sys.stdout.isatty():  # a pipe or a log file: one line per event, no screen
-        return _stream(follower, end, lines=True)
+        return _stream(follower, end, game.describe)
     console = Console()
     with Live(
         render(model, time.monotonic()),
@@ -224,14 +221,15 @@ def run(a: argparse.Namespace) -> int:
     return 0
 
 
-def _stream(follower: Follower, end: float | None, lines: bool = False) -> int:
+def _stream(follower: Follower, end: float | None, lines: Describer | None = None) -> int:
+    """The events as they come: raw, or (``lines``: the game's describer) one line each."""
     from daemon.tools.describe import describe
 
     while end is None or time.monotonic() < end:
         try:
             for x in follower.events(timeout=1.0):
                 assert isinstance(x, Event)
-                sys.stdout.buffer.write((describe(x).encode() if lines else x.canonical()) + b"\n")
+                sys.stdout.buffer.write((describe(x, lines).encode() if lines else x.canonical()) + b"\n")
                 sys.stdout.flush()
                 if end is not None and time.monotonic() >= end:
                     break

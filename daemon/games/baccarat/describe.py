@@ -25,6 +25,15 @@ class BaccaratDescriber(ShoeDescriber):
             }
         return super().log(type_, d)
 
+    def line(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        if type_ == "hand.result":
+            return (
+                f"hand {d.get('hand')}: {str(d.get('winner')).upper()}  player "
+                f"{' '.join(d['player'])} ({d.get('player_total')})  banker "
+                f"{' '.join(d.get('banker', []))} ({d.get('banker_total')})"
+            )
+        return super().line(type_, d)
+
     def recall(self, type_: str, d: Mapping[str, Any]) -> str:
         if type_ != "hand.result":
             return super().recall(type_, d)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.games.describe import LogLine, Mark
 from daemon.procedures.shoe.describe import ShoeDescriber
@@ -16,6 +16,8 @@ BEADS = {
 
 
 class DragonTigerDescriber(ShoeDescriber):
+    sides: ClassVar[tuple[str, ...]] = ("dragon", "tiger")
+
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         if type_ == "hand.result":
             return f"hand {d['hand']}: {d['winner'].upper()}", {
@@ -24,6 +26,14 @@ class DragonTigerDescriber(ShoeDescriber):
                 "tiger": d["tiger"],
             }
         return super().log(type_, d)
+
+    def line(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        if type_ == "hand.result":
+            return (
+                f"hand {d.get('hand')}: {str(d.get('winner')).upper()}  "
+                f"dragon {d['dragon']}  tiger {d.get('tiger')}"
+            )
+        return super().line(type_, d)
 
     def recall(self, type_: str, d: Mapping[str, Any]) -> str:
         if type_ != "hand.result":

@@ -16,6 +16,7 @@ class RouletteDescriber(Describer):
     key: ClassVar[tuple[str, ...]] = ("spin",)
     boards: ClassVar[tuple[str, ...]] = ("last results",)
     routine: ClassVar[frozenset[str]] = Describer.routine | {"wheel.state", "wheel.flags"}
+    where: ClassVar[tuple[str, ...]] = ("spin", "round", "wheel_state")
 
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         if type_ == "spin.result":
@@ -24,6 +25,11 @@ class RouletteDescriber(Describer):
                 "wheel_spin": d.get("wheel_spin"),
                 "rotor": f"{d.get('rotor_direction')} {d.get('rotor_rpm')} rpm",
             }
+        return None
+
+    def line(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        if type_ == "spin.result":
+            return f"spin {d.get('spin')}: {d.get('number')} {d.get('color', '')}".rstrip()
         return None
 
     def recall(self, type_: str, d: Mapping[str, Any]) -> str:

@@ -21,6 +21,8 @@ class ShoeDescriber(Describer):
         "small road",
         "cockroach pig",
     )
+    sides: ClassVar[tuple[str, ...]] = ("banker", "player")
+    where: ClassVar[tuple[str, ...]] = ("shoe", "hand", "cards_out")
     fresh_board: ClassVar[frozenset[str]] = frozenset({"shoe.started"})
     routine: ClassVar[frozenset[str]] = Describer.routine | {"card.dealt", "card.held"}
     phases: ClassVar[Mapping[str, str]] = {
@@ -35,6 +37,11 @@ class ShoeDescriber(Describer):
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         if type_ == "card.dealt":
             return f"card {d['card']} → {d['box']}", {"hand": d["hand"]}
+        return None
+
+    def line(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        if type_ == "card.dealt":
+            return f"{d.get('card')} → {d.get('box')}  (hand {d.get('hand')})"
         return None
 
     def step(self, type_: str, d: Mapping[str, Any]) -> str | None:

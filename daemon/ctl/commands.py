@@ -1,0 +1,50 @@
+"""Table commands from ``tablectl``: every game's own (built from their ``commands``,
+``daemon/tools/game_commands.py``) and the table's ``alarm clear``, sent to the daemon and
+answered in one line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from daemon.ctl import EXIT_OK, call, print_json
+
+
+def send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:
+    """Send one table command and say what it did."""
+    rc, res = call(a, cmd, **args)
+    if rc:
+        return rc
+    if a.json:
+        print_json(res)
+    elif res.get("queued"):
+        print(f"queued: {cmd}: {res['note']}")
+    elif not res["events"] and res.get("note"):
+        print(res["note"])  # nothing to do, nothing journaled (alarm clear all)
+    else:
+        print(f"ok: {cmd} → {', '.join(res['events'])} (seq {res['last_seq']})")
+    return EXIT_OK
+
+
+def operator(cmd: str) -> Any:
+    def run(a: argparse.Namespace) -> int:
+        args = {k: v for k in ("reason", "id") if (v := getattr(a, k, None)) is not None}
+        return send(a, cmd, args)
+
+    return run
+
+
+def register_games(sub: Any) -> None:
+    """One sub-command per command of any installed game."""
+    from daemon import games
+    from daemon.tools import game_commands
+
+    game_commands.register(sub, {n: g.commands for n, g in games.games().items()}, send)
+
+
+def register_alarm(sub: Any) -> None:
+    al = sub.add_parser("alarm", help="clear a latched alarm")
+    al.add_argument("action", choices=["clear"])
+    al.add_argument("id", help="alarm id (see status), or `all`")
+    al.add_argument("--reason", required=True, help="why it is cleared: it goes into the journal")
+    al.set_defaults(func=operator("alarm.clear"))

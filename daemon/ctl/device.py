@@ -1,0 +1,125 @@
+"""``tablectl device`` and ``tablectl wheel``: a technician's commands to one device, journaled
+through the table first, and the device's replies read back from the bus."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from daemon.ctl import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, call, follower, print_json, settings
+
+
+def _device_session(
+    a: argparse.Namespace,
+    device: str,
+    commands: list[str],
+    wait: float,
+    until: Any = None,
+) -> int:
+    """Send commands through the table (journaled), then show the device's replies from the bus."""
+
+    s = settings(a)
+    f = follower(a, s)
+    try:
+        next(f.events(timeout=3.0, heartbeats=True), None)  # live subscription before we ask
+        start = None
+        for text in commands:
+            rc, res = call(a, "device.command", device=device, command=text)
+            if rc:
+                return rc
+            start = res["last_seq"] if start is None else start
+        f.rewind((start or 1) - 1)
+        replies = []
+        deadline = time.monotonic() + wait
+        for ev in f.events(timeout=max(0.1, wait), heartbeats=False):
+            if ev.type == "device.reply" and ev.data.get("device") == device:
+                replies.append(ev.data)
+                if not a.json:
+                    print(f"{ev.time}  {ev.data['command']:<8} {ev.data['text']}")
+            if time.monotonic() > deadline or (until is not None and until(replies)):
+                break
+        if a.json:
+            print_json(replies)
+        elif not replies:
+            print(f"no reply from {device} within {wait:g} s", file=sys.stderr)
+        return EXIT_OK if replies else EXIT_ATTENTION
+    finally:
+        f.close()
+
+
+def cmd_device(a: argparse.Namespace) -> int:
+    if a.device == "shake" and not a.command:
+        # the one device whose driver can shake (dice-ref: the S frame), journaled like any
+        # device command; the shaker's reports then close betting and give the result
+        from drivers.base import driver_class
+
+        s = settings(a)
+        shakers = [
+            d.name
+            for d in s.config.devices
+            if getattr(driver_class(d.driver), "shake_command", None) is not None
+        ]
+        if len(shakers) != 1:
+            print(
+                f"tablectl device shake: {len(shakers)} devices of this table can shake dice "
+                f"({', '.join(shakers) or 'none'}); name one: tablectl device NAME shake",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        a.device, a.command = shakers[0], ["shake"]
+    if not a.command:
+        print("tablectl device: give the command text after the device name", file=sys.stderr)
+        return EXIT_USAGE
+    return _device_session(a, a.device, [" ".join(a.command)], a.wait, lambda r: len(r) >= 1)
+
+
+#: the tuning parameters a studio technician reads (tests/captures/cammegh-ss2/studio-settings-2025-11.log)
+WHEEL_SETTINGS = tuple("CDGHIJKMNPQRSTZ")
+
+
+def cmd_wheel(a: argparse.Namespace) -> int:
+    def each(n: int) -> Any:
+        return lambda replies: len(replies) >= n
+
+    if a.action == "version":
+        return _device_session(a, a.device, ["*V", "*S"], a.wait or 3.0, each(2))
+    if a.action == "selftest":
+        # idle only, up to 5 minutes (vendor): *F BUSY, then one *F per fault, *F 0 when none
+        def done(replies: list[dict[str, Any]]) -> bool:
+            return any(r["text"].strip() in ("0", "F 0", "*F 0") for r in replies)
+
+        return _device_session(a, a.device, ["*F"], a.wait or 330.0, done)
+    if a.action == "settings":
+        letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
+        cmds = [f"*T {x}" for x in letters]
+        return _device_session(a, a.device, cmds, a.wait or 5.0, each(len(cmds)))
+    if a.action == "reconcile":
+        from daemon.tools import reconcile
+
+        return reconcile.run(a)
+    pages = a.args or ["0"]
+    cmds = [f"*s r {p}" for p in pages]
+    return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
+
+
+def register(sub: Any) -> None:
+    dv = sub.add_parser(
+        "device",
+        help="send a command to a device (technician; journaled first); "
+        "`device shake`: shake the table's dice shaker",
+    )
+    dv.add_argument("device", help="the device's name, or `shake` for the table's dice shaker")
+    dv.add_argument("command", nargs="*", help="the command text, e.g. *V or '*T D', or shake")
+    dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
+    dv.set_defaults(func=cmd_device)
+
+    wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
+    wh.add_argument("action", choices=["version", "selftest", "settings", "log", "reconcile"])
+    wh.add_argument(
+        "args", nargs="*", help="settings: parameter letters; log, reconcile: page numbers"
+    )
+    wh.add_argument("--device", default="wheel", help="the wheel's device name (default wheel)")
+    wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
+    wh.set_defaults(func=cmd_wheel)

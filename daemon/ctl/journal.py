@@ -1,0 +1,223 @@
+"""``tablectl verify`` and ``tablectl recall``: the journal read on its own, no daemon needed.
+
+Recall cuts the journal into games where the game's describer says one ends (its
+results and voids) and names one by the describer's ``key`` (``shoe:hand``, a spin, a
+round): it never looks at which game it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from daemon.config import ConfigError
+from daemon.ctl import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, default_config, print_json, settings
+
+
+def _journal_path(a: argparse.Namespace) -> Path:
+    if getattr(a, "journal", None):
+        return Path(a.journal)
+    return settings(a).journal_path
+
+
+def cmd_verify(a: argparse.Namespace) -> int:
+    from daemon.journal import verify_file
+
+    path = _journal_path(a)
+    if not path.exists():
+        print(f"no journal at {path}", file=sys.stderr)
+        return EXIT_USAGE
+    game, check = _secret_check(a)
+    r = verify_file(path, proof_check=_proof_check(a), secrets=check)
+    if r.failure is not None:
+        print(f"FAILED: {r.failure}")
+        return EXIT_ATTENTION
+    if not r.head_seq:
+        print(f"ok: {path}: empty journal")
+        return EXIT_OK
+    snaps = f"{r.snapshots} snapshot(s) proven by the chain"
+    if r.unsealed:
+        snaps += f", {r.unsealed} older unsealed one(s) not used"
+    if r.proofs:
+        snaps += f", {r.proofs} stored proof(s) matching it"
+    if r.secrets and r.secrets_checked:
+        snaps += f", {r.secrets} secret row(s) open their commitments"
+    elif r.secrets:
+        why = f"{game} has no secret check" if game else "no game known"
+        snaps += f", {r.secrets} secret row(s) NOT checked ({why}: pass --game)"
+    assert r.head_hash is not None
+    print(
+        f"ok: {path}: {r.checked} events, chain intact, {snaps}, "
+        f"head seq {r.head_seq} hash {r.head_hash[:16]}…"
+    )
+    return EXIT_OK
+
+
+def _proof_check(a: argparse.Namespace) -> Any:
+    """Checks stored proofs' signatures with the table's checkpoint key (its ``.pub`` beside
+    it: tablectl need not read the secret); None without a config naming one, or when that
+    public key is not there (the proofs are then checked against the chain only)."""
+    if getattr(a, "journal", None):
+        return None
+    from daemon.security import resolve, verify_checkpoint
+
+    s = settings(a)
+    key = s.config.security.checkpoint_key
+    if key is None:
+        return None
+    public = Path(f"{resolve(Path(s.source).resolve().parent, key)}.pub")
+    if not public.is_file():
+        return None
+    return lambda cp: verify_checkpoint(public, cp)
+
+
+def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
+    """The journal's game (``--game``, else the config's) and its check of secret rows, if any.
+
+    A journal given by path may come from another table: a config that cannot
+    be read then only means the secrets stay unchecked, said so in the result.
+    """
+    name = getattr(a, "game", None)
+    if name is None:
+        try:
+            name = settings(a).config.table.game
+        except (ConfigError, OSError):
+            if not getattr(a, "journal", None):
+                raise
+            return None, None
+    return name, getattr(_game(a, name), "check_secrets", None)
+
+
+def _describer(a: argparse.Namespace) -> Any:
+    """The reading of the journal's game: ``--game``, else the config's."""
+    return _game(a, getattr(a, "game", None) or settings(a).config.table.game).describe
+
+
+def _game(a: argparse.Namespace, name: str) -> Any:
+    """The installed game class ``name``; an unknown one is a config error naming the games."""
+    from daemon import games
+
+    cls = games.find(name)
+    if cls is None:
+        known = ", ".join(games.names()) or "none installed"
+        raise ConfigError(Path(a.config or default_config()), [f"unknown game {name!r} ({known})"])
+    return cls
+
+
+def _game_ref(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"\d+(:\d+)?", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a game: SHOE:HAND (3:41) for card games, N for a spin or round"
+        )
+    return text
+
+
+def cmd_recall(a: argparse.Namespace) -> int:
+    from daemon.journal import connect, read_events
+
+    path = _journal_path(a)
+    describe = _describer(a)
+    ends = sorted(describe.ends)
+    marks = ",".join("?" * len(ends))
+    db = connect(path, readonly=True)
+    if a.hand:
+        # one game, named by the game's key fields: SHOE:HAND for card games, a spin or round
+        parts = a.hand.split(":")
+        if len(parts) != len(describe.key) or not all(p.isdigit() for p in parts):
+            print(
+                f"tablectl recall: --hand {a.hand!r}: this game is named by "
+                f"{':'.join(k.upper() for k in describe.key)}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        cond = " AND ".join(f"json_extract(body, '$.data.{k}') = ?" for k in describe.key)
+        rows = db.execute(
+            f"SELECT seq FROM events WHERE type IN ({marks}) AND {cond} ORDER BY seq DESC LIMIT 1",
+            (*ends, *map(int, parts)),
+        ).fetchall()
+    else:
+        rows = db.execute(
+            f"SELECT seq FROM events WHERE type IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (*ends, a.last),
+        ).fetchall()
+    if not rows:
+        if not a.hand:
+            print("no games in the journal yet")
+            return EXIT_OK
+        last = db.execute(
+            f"SELECT body FROM events WHERE type IN ({marks}) ORDER BY seq DESC LIMIT 1", ends
+        ).fetchone()
+        if last is None:
+            print("no games in the journal yet")
+            return EXIT_OK
+        d = json.loads(last[0])["data"]
+        ref = ":".join(str(d.get(k)) for k in describe.key)
+        kind = (
+            ":".join(k.upper() for k in describe.key)
+            if len(describe.key) > 1
+            else f"a {describe.key[0]} number"
+        )
+        print(
+            f"no game {a.hand} in the journal: this table's games are named by {kind}; "
+            f"the last is {ref}",
+            file=sys.stderr,
+        )
+        return EXIT_ATTENTION
+    first_end = rows[-1][0]
+    prev = db.execute(
+        f"SELECT MAX(seq) FROM events WHERE seq < ? AND type IN ({marks})",
+        (first_end, *ends),
+    ).fetchone()[0]
+    played: list[dict[str, Any]] = []
+    cur: dict[str, Any] = {"events": []}
+    for ev in read_events(db, (prev or 0) + 1, rows[0][0]):
+        cur["events"].append(msgspec.to_builtins(ev))
+        if ev.type in describe.ends:
+            cur["end"] = msgspec.to_builtins(ev)
+            played.append(cur)
+            cur = {"events": []}
+    if a.json:
+        print_json(played)
+        return EXIT_OK
+    for g in played:
+        print(_game_text(g, describe))
+    return EXIT_OK
+
+
+def _game_text(g: dict[str, Any], describe: Any) -> str:
+    end = g["end"]
+    lines = [f"seq {end['seq']}  {end['time']}  " + describe.recall(end["type"], end["data"])]
+    for ev in g["events"]:
+        line = describe.step(ev["type"], ev["data"])
+        if line is not None:
+            lines.append(f"    {ev['seq']:>8}  {line}")
+    return "\n".join(lines)
+
+
+def register(sub: Any) -> None:
+    v = sub.add_parser("verify", help="check the journal's whole hash chain")
+    v.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    v.add_argument(
+        "--game",
+        help="the journal's game, whose secret rows (the blackjack hole card) are opened "
+        "against their commitments (default: the config's)",
+    )
+    v.set_defaults(func=cmd_verify)
+
+    r = sub.add_parser("recall", help="the last games with every card, void and alarm")
+    r.add_argument("--last", type=int, default=10, help="how many of the last games (default 10)")
+    r.add_argument(
+        "--hand",
+        type=_game_ref,
+        help="one game: SHOE:HAND (card games) or a spin/round number",
+    )
+    r.add_argument("--game", help="the game the journal is of (default: the config's)")
+    r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    r.set_defaults(func=cmd_recall)

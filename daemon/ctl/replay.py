@@ -1,0 +1,50 @@
+"""``tablectl replay``: captures through the real protocol and table, offline, events out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from daemon.config import ConfigError, load
+from daemon.ctl import EXIT_OK, EXIT_USAGE
+
+
+def cmd_replay(a: argparse.Namespace) -> int:
+    from daemon.capture import CaptureError
+    from daemon.capture import load as load_capture
+    from daemon.replay import replay
+
+    try:
+        settings = load(a.config) if a.config else None
+        caps = [load_capture(p) for p in a.captures]
+        r = replay(caps, settings)
+    except (CaptureError, ConfigError, OSError) as e:
+        print(f"tablectl replay: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    out = sys.stdout.buffer
+    if sys.stdout.isatty() and not a.json:  # a person: one readable line per event
+        from daemon.tools.describe import describe
+
+        for ev in r.events:
+            out.write(describe(ev, r.table.game.describe).encode() + b"\n")
+    else:  # a pipe or --json: the events themselves, as the bus carries them
+        for line in r.lines():
+            out.write(line + b"\n")
+    st = r.stats
+    print(
+        f"# {len(r.events)} events from {st.frames} frames ({st.malformed} malformed, "
+        f"{st.unknown} unknown), {st.commands} commands ({len(st.refused)} refused)",
+        file=sys.stderr,
+    )
+    for why in st.refused:
+        print(f"#   refused: {why}", file=sys.stderr)
+    return EXIT_OK
+
+
+def register(sub: Any) -> None:
+    rp = sub.add_parser(
+        "replay", help="run captures through the real protocol and table, print events"
+    )
+    rp.add_argument("captures", nargs="+", help="capture files (docs/captures.md)")
+    rp.set_defaults(func=cmd_replay)

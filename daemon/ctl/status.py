@@ -1,0 +1,95 @@
+"""``tablectl status`` and ``tablectl devices``: the running table as its daemon reports it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from daemon.ctl import EXIT_ATTENTION, EXIT_OK, call, print_json
+
+
+def cmd_status(a: argparse.Namespace) -> int:
+    rc, st = call(a, "status")
+    if rc:
+        return rc
+    attention = (
+        bool(st["alarms"])
+        or not st["journal_ok"]
+        or any(d["health"] != "ok" for d in st["devices"])
+    )
+    if a.json:
+        print_json(st)
+        return EXIT_ATTENTION if attention else EXIT_OK
+    g = st.get("state", {})
+    print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
+    where = ", ".join(
+        f"{k.replace('_', ' ')} {g[k]}" for k in _where(st["game"]) if g.get(k) is not None
+    )
+    print(
+        f"  game:    {g.get('text') or g.get('phase') or '-'}" + (f"  ({where})" if where else "")
+    )
+    if (g.get("expects") or {}).get("text"):  # a table that says what it waits for
+        print(f"  next:    {g['expects']['text']}")
+    print(
+        f"  journal: seq {st['last_seq']}  {'ok' if st['journal_ok'] else 'FAILING: ' + str(st['journal_error'])}"
+        f"  {st['journal']}"
+    )
+    print(f"  bus:     publish {st['publish']}  replay {st['replay']}")
+    _devices_table(st["devices"])
+    if st["alarms"]:
+        print("  alarms:")
+        for al in st["alarms"]:
+            print(f"    {al['id']} [{al['severity']}] {al['message']}")
+            print(f"        rule: {al['rule']}")
+            print(f"        next: {al['action']}")
+    else:
+        print("  alarms:  none")
+    return EXIT_ATTENTION if attention else EXIT_OK
+
+
+def _where(game: str) -> tuple[str, ...]:
+    """The fields of the game's summary that say where it is, as its describer names them."""
+    from daemon import games
+
+    cls = games.find(game)
+    if cls is None:  # a daemon of a game this PC has not installed: its phase only
+        return ()
+    return cls.describe.where or cls.describe.key
+
+
+def _devices_table(devs: list[dict[str, Any]]) -> None:
+    print(
+        f"  {'device':<10} {'driver':<13} {'health':<13} {'frames':>7} {'malformed':>9} "
+        f"{'unknown':>7} {'reconn':>6} {'last frame':>10}  port"
+    )
+    for d in devs:
+        age = d.get("last_frame_age")
+        age_text = "-" if age is None else f"{age:.1f} s"
+        print(
+            f"  {d['name']:<10} {d['driver']:<13} {d['health']:<13} {d['frames']:>7} "
+            f"{d['malformed']:>9} {d['unknown']:>7} {d['reconnects']:>6} {age_text:>10}  "
+            f"{d.get('port') or '-'}"
+        )
+        if d["health"] != "ok":
+            print(f"  {'':<10} {d['reason']}")
+
+
+def cmd_devices(a: argparse.Namespace) -> int:
+    rc, res = call(a, "devices")
+    if rc:
+        return rc
+    bad = any(d["health"] != "ok" for d in res["devices"])
+    if a.json:
+        print_json(res)
+    else:
+        _devices_table(res["devices"])
+    return EXIT_ATTENTION if bad else EXIT_OK
+
+
+def register(sub: Any) -> None:
+    sub.add_parser("status", help="table, game, journal, devices and alarms").set_defaults(
+        func=cmd_status
+    )
+    sub.add_parser("devices", help="each device's health and counters").set_defaults(
+        func=cmd_devices
+    )
