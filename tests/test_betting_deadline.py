@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 from table_harness import ShoeHarness, TableHarness, of
-from test_spin_procedure import Harness as WheelHarness
+from wheel_harness import WheelHarness
 
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.games.dragon_tiger.table import DragonTigerTable
@@ -38,6 +38,6 @@ def test_sicbo(seconds):
 
 def test_roulette_the_wheel_closes_betting():
     h = WheelHarness()
-    evs = h.x(6) + h.x(1) + h.x(2)
+    evs = h.table_closed() + h.before_game() + h.place_bets()
     [opened] = [d for t, d in evs if t == "betting.opened"]
     assert "closes_in" in opened and opened["closes_in"] is None

@@ -17,6 +17,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wire_harness import feed_all, pieces
 
 from drivers.cammegh import (
     DOUBLE_ZERO,
@@ -480,10 +481,7 @@ def run(chunks: list[bytes], before: bytes = b"", proto=None) -> list[Reading]:
     p = proto or SS2Protocol()
     if before:
         p.sent(before, 0.0)
-    out: list[Reading] = []
-    for c in chunks:
-        out += p.feed(c, 0.1)
-    return out + p.eof()
+    return feed_all(p, chunks, 0.1)
 
 
 @pytest.mark.parametrize(("name", "before", "frame", "expected"), FRAMES, ids=FRAME_IDS)
@@ -552,15 +550,6 @@ def could_hold_a_result(data: bytes) -> bool:
     return any(re.fullmatch(rb"[ 0-9]{2}", line) for line in re.split(rb"[\r\n]", data))
 
 
-def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    out, last = [], 0
-    for c in points:
-        out.append(data[last:c])
-        last = c
-    return [*out, data[last:]]
-
-
 NOISE = st.binary(max_size=300) | st.lists(
     st.sampled_from(
         [
@@ -595,10 +584,7 @@ NOISE = st.binary(max_size=300) | st.lists(
 def test_random_bytes_never_raise_and_never_invent_a_result(data, cuts, sent):
     for p in (SS2Protocol(), SS2Protocol(double_zero=True)):
         p.sent(sent, 0.0)
-        out: list[Reading] = []
-        for c in chunked(data, cuts):
-            out += p.feed(c, 0.5)
-        out += p.eof()
+        out = feed_all(p, pieces(data, cuts), 0.5)
         assert all(isinstance(r, Reading) for r in out)
         assert not any(isinstance(r, Malformed) and "decoder error" in r.reason for r in out)
         if not could_hold_a_result(data):
@@ -608,11 +594,7 @@ def test_random_bytes_never_raise_and_never_invent_a_result(data, cuts, sent):
 @settings(max_examples=300)
 @given(data=NOISE, cuts=st.lists(st.integers(0, 400), max_size=8))
 def test_mercury_random_bytes_never_raise(data, cuts):
-    p = M360Protocol("extended")
-    out: list[Reading] = []
-    for c in chunked(data, cuts):
-        out += p.feed(c, 0.5)
-    out += p.eof()
+    out = feed_all(M360Protocol("extended"), pieces(data, cuts), 0.5)
     assert not any(isinstance(r, Malformed) and "decoder error" in r.reason for r in out)
     if b"*X;" not in data and b"*W" not in data and not could_hold_a_result(data):
         assert not any(isinstance(r, RESULTS) for r in out)
@@ -650,7 +632,7 @@ def test_valid_streams_split_randomly_decode_identically(frames, ends, cuts):
     assert not any(isinstance(r, Malformed) for r in whole)
     p = SS2Protocol()
     split: list[Reading] = []
-    for c in chunked(data, cuts):
+    for c in pieces(data, cuts):
         split += p.feed(c, 1.0)
     assert split == whole
 

@@ -14,6 +14,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from wire_harness import feed_all, pieces
 
 from drivers.base import driver_class
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
@@ -38,11 +39,7 @@ from drivers.sim.dice import DiceSimulator
 
 
 def feed(*chunks: bytes) -> list[Reading]:
-    p = DiceRefProtocol()
-    out: list[Reading] = []
-    for c in chunks:
-        out += p.feed(c, 0.0)
-    return out + p.eof()
+    return feed_all(DiceRefProtocol(), list(chunks), 0.0)
 
 
 def good(rs: list[Reading]) -> list[Reading]:
@@ -227,25 +224,20 @@ VALID = st.one_of(
 NOISE = st.binary(max_size=40).map(lambda b: b.replace(b"\x7a", b""))
 
 
-def cut(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(NOISE, VALID), max_size=8), NOISE, st.lists(st.integers(0, 999)))
 def test_frames_survive_any_split_and_noise(pairs, tail, cuts):
     data = b"".join(n + f for n, f in pairs) + tail
     want = good(feed(b"".join(f for _, f in pairs)))
     assert len(want) == len(pairs)
-    assert good(feed(*cut(data, cuts))) == want
+    assert good(feed(*pieces(data, cuts))) == want
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400), st.lists(st.integers(0, 999), max_size=10))
 def test_any_bytes_never_raise_and_memory_stays_bounded(data, cuts):
     p = DiceRefProtocol()
-    for chunk in cut(data, cuts):
+    for chunk in pieces(data, cuts):
         for r in p.feed(chunk, 0.0):
             assert isinstance(r, Reading)
             assert len(r.frame) <= max(SHOWN, MAX_DATA + OVERHEAD)

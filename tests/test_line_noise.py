@@ -14,16 +14,16 @@ from typing import Any
 import msgspec
 import pytest
 from table_harness import ShoeHarness, TableHarness, of, types
+from wheel_harness import WheelHarness
 
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.games.dragon_tiger.table import DragonTigerTable
-from daemon.games.roulette.table import RouletteGame, RouletteRules
 from daemon.games.sicbo.table import SicBoGame, SicBoRules
 from daemon.procedures.shoe import ShoeRules
 from daemon.table import DeviceReading
 from drivers.dice_readings import DiceResult, DiceShaking
 from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule, rule_for
-from drivers.readings import CardDrawn, LineNoise, Malformed, Reading, WheelStatus
+from drivers.readings import CardDrawn, LineNoise, Malformed, Reading
 from drivers.shoe_line import ShoeLineOptions, ShoeLineProtocol
 
 BAD = Malformed(frame=b"\x93x", reason="unprintable bytes")
@@ -158,45 +158,24 @@ def test_noise_on_another_device_does_not_hold_the_shoe(game: Any, rules: Any):
 # -- roulette: no spin is valid on a noisy wheel line -----------------------------------------------
 
 
-class Wheel(TableHarness):
-    device = "wheel"
-
-    def __init__(self) -> None:
-        super().__init__(RouletteGame(RouletteRules()), ["wheel"])
-        self.t, self.spin = 100.0, 1
-
-    def x(self, state: int, n: int = 1, last: str = "  ") -> list[tuple[str, dict[str, Any]]]:
-        out = []
-        for _ in range(n):
-            self.t += 0.5
-            frame = f"*X;{state};{self.spin:03d};{last};0;170;1".encode()
-            r = WheelStatus(
-                frame=frame, state=state, spin=self.spin, last_number=None, flags=0, rpm=170,
-                direction="clockwise",
-            )  # fmt: skip
-            out += self.run(DeviceReading("wheel", r, self.t))
-        return out
-
-
 def test_a_noisy_wheel_line_voids_the_spin_in_play_and_every_spin_until_cleared():
-    h = Wheel()
-    h.x(6, 2)
-    h.x(1, 2)
-    h.x(2, 4)
-    h.x(3, 2)
+    h = WheelHarness()
+    h.power_on()
+    h.place_bets(4)
+    h.ball_launched(2)
     assert h.g.phase == "spinning"
     evs = noise(h, "wheel")
     assert types(evs) == ["alarm.raised", "spin.void"]
     assert of(evs, "spin.void")[0]["reason"] == "line-noise"
     alarm = of(evs, "alarm.raised")[0]["id"]
-    h.spin += 1
-    h.x(2, 4)
-    evs = h.x(3, 1)  # the next spin, while the alarm is latched
+    h.counter_moves()
+    h.place_bets(4)
+    evs = h.ball_launched(1)  # the next spin, while the alarm is latched
     assert of(evs, "spin.void")[0]["reason"] == "line-noise"
     h.cmd("alarm.clear", id=alarm, reason="line checked")
-    h.spin += 1
-    h.x(2, 4)
-    h.x(3, 1)
+    h.counter_moves()
+    h.place_bets(4)
+    h.ball_launched(1)
     assert h.g.phase == "spinning"
 
 

@@ -45,6 +45,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wire_harness import feed_all, pieces
 
 from drivers import dice_ref, shuffler_ref
 from drivers.base import Protocol
@@ -67,22 +68,6 @@ def fast(n: int = 150) -> settings:
         derandomize=CI,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
-
-
-def pieces(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    out, last = [], 0
-    for c in points:
-        out.append(data[last:c])
-        last = c
-    return [*out, data[last:]]
-
-
-def run(p: Protocol, chunks: list[bytes], now: float = 1.0) -> list[Reading]:
-    out: list[Reading] = []
-    for c in chunks:
-        out += p.feed(c, now)
-    return out + p.eof()
 
 
 def valid_kind(r: Reading) -> bool:
@@ -406,7 +391,7 @@ def no_decoder_error(out: list[Reading]) -> None:
 def test_random_bytes_never_raise_and_never_invent(case: Case, data: st.DataObject) -> None:
     raw = data.draw(case.noise, label="bytes")
     cuts = data.draw(st.lists(st.integers(0, 400), max_size=8), label="cuts")
-    out = run(case.make(), pieces(raw, cuts))
+    out = feed_all(case.make(), pieces(raw, cuts))
     no_decoder_error(out)
     valid = [r for r in out if valid_kind(r)]
     if not case.could_hold(raw):
@@ -420,7 +405,7 @@ def test_shoe_input_without_letters_or_digits_gives_only_malformed(case: Case) -
     """The silence half, with every byte value that is not a letter or a digit."""
     allowed = bytes(c for c in range(256) if not (c < 128 and chr(c).isalnum()))
     raw = (allowed + b"\r\n") * 3 + b" ! \r\n!!\n\t\r" + allowed[::-1]
-    out = run(case.make(), [raw])
+    out = feed_all(case.make(), [raw])
     assert out and all(isinstance(r, Malformed) for r in out)
 
 
@@ -465,7 +450,7 @@ def test_mutated_valid_frames_never_raise(case: Case, data: st.DataObject) -> No
     frames = data.draw(st.lists(case.frame, min_size=1, max_size=8), label="frames")
     raw = data.draw(mutated(b"".join(frames)), label="mutated")
     cuts = data.draw(st.lists(st.integers(0, 400), max_size=6), label="cuts")
-    out = run(case.make(), pieces(raw, cuts))
+    out = feed_all(case.make(), pieces(raw, cuts))
     no_decoder_error(out)
     for r in out:
         if valid_kind(r):
@@ -488,13 +473,13 @@ def test_valid_stream_split_anywhere_decodes_the_same(case: Case, data: st.DataO
         frames = [f for f in frames for _ in (0, 1)]  # each frame twice (what drop_repeats drops)
     stream = b"".join(frames)
     p = case.make()
-    whole = run(p, [stream])
+    whole = feed_all(p, [stream])
     assert not any(isinstance(r, Malformed) for r in whole), whole
     if "drop-repeats" not in case.name:
         assert len(whole) == len(frames)
     cuts = data.draw(st.lists(st.integers(0, 5000), max_size=30), label="cuts")
     q = case.make()
-    assert run(q, pieces(stream, cuts)) == whole
+    assert feed_all(q, pieces(stream, cuts)) == whole
     assert getattr(q, "repeats_dropped", 0) == getattr(p, "repeats_dropped", 0)
 
 
@@ -522,19 +507,19 @@ FIXED_STREAMS: dict[str, bytes] = {
 @pytest.mark.parametrize("case", SPLIT_CASES, ids=ids(SPLIT_CASES))
 def test_fixed_stream_split_at_every_point_and_byte_by_byte(case: Case) -> None:
     stream = FIXED_STREAMS[case.name]
-    whole = run(case.make(), [stream])
+    whole = feed_all(case.make(), [stream])
     assert whole and not any(isinstance(r, Malformed) for r in whole)
     for i in range(len(stream) + 1):
-        assert run(case.make(), [stream[:i], stream[i:]]) == whole, f"split at {i}"
-    assert run(case.make(), [stream[i : i + 1] for i in range(len(stream))]) == whole
+        assert feed_all(case.make(), [stream[:i], stream[i:]]) == whole, f"split at {i}"
+    assert feed_all(case.make(), [stream[i : i + 1] for i in range(len(stream))]) == whole
 
 
 @fast(100)
 @given(raw=SHUFFLER.noise, cuts=st.lists(st.integers(0, 400), max_size=10))
 def test_shuffler_any_bytes_split_anywhere_decode_the_same(raw: bytes, cuts: list[int]) -> None:
     """The shuffler framer is a byte-at-a-time machine: even garbage decodes the same."""
-    whole = run(shuffler_ref.ShufflerRefProtocol(), [raw])
-    assert run(shuffler_ref.ShufflerRefProtocol(), pieces(raw, cuts)) == whole
+    whole = feed_all(shuffler_ref.ShufflerRefProtocol(), [raw])
+    assert feed_all(shuffler_ref.ShufflerRefProtocol(), pieces(raw, cuts)) == whole
 
 
 @pytest.mark.parametrize(
@@ -547,20 +532,20 @@ def test_shuffler_any_bytes_split_anywhere_decode_the_same(raw: bytes, cuts: lis
 )
 def test_a_line_longer_than_the_bound_decodes_the_same_however_it_is_read(make, line, cut):
     """A read ending past the bound (64 / 512 bytes) inside the line drops it; one whole read keeps it."""
-    whole = run(make(), [line])
-    split = run(make(), [line[:cut], line[cut:]])
+    whole = feed_all(make(), [line])
+    split = feed_all(make(), [line[:cut], line[cut:]])
     assert [r for r in whole if valid_kind(r)] == [r for r in split if valid_kind(r)]
     assert not any(valid_kind(r) for r in whole)  # longer than the bound: never a reading
 
 
 def test_dice_frame_carrying_a_frame_in_its_data_decodes_the_same_however_it_is_read() -> None:
     frame = dice_ref.encode_frame(b"R", bytes([3, 5]) + dice_ref.encode_frame(b"S"))
-    whole = [r for r in run(dice_ref.DiceRefProtocol(), [frame]) if valid_kind(r)]
+    whole = [r for r in feed_all(dice_ref.DiceRefProtocol(), [frame]) if valid_kind(r)]
     # the documented rule: a whole good frame inside a candidate's span wins (faces are
     # 1-6, so a real result never carries one) — the same verdict for every split
     assert [type(r).__name__ for r in whole] == ["DiceShaking"]
     for cut in range(1, len(frame)):
-        split = run(dice_ref.DiceRefProtocol(), [frame[:cut], frame[cut:]])
+        split = feed_all(dice_ref.DiceRefProtocol(), [frame[:cut], frame[cut:]])
         assert [r for r in split if valid_kind(r)] == whole, cut
 
 

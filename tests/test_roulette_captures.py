@@ -17,6 +17,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wheel_harness import (
+    BALL_MISSING,
+    BALL_NOT_DETECTED,
+    COMPONENT_FAULT,
+    LAUNCH_FAILED,
+    SAME_DIRECTION,
+    TABLE_CLOSED,
+    WHEEL_VOID,
+    WINNING_NUMBER,
+)
 
 from daemon.capture import Capture, Line, load
 from daemon.events import Event
@@ -117,26 +127,34 @@ def _shown(reason: str, frames: list[str], before: Event | None, rules: dict[str
     flags = last["flags"] if last else 0
     allowed = ALLOWED_M360 if rules.get("wheel_model") == '"m360"' else ALLOWED
     if reason == "ball-direction":
-        return bool(flags & 2) or (last is not None and last.get("ball") == last["rotor"])
+        return bool(flags & SAME_DIRECTION) or (
+            last is not None and last.get("ball") == last["rotor"]
+        )
     if reason == "launch-failure":
-        return bool(flags & 8)
+        return bool(flags & LAUNCH_FAILED)
     if reason == "ball-missing":
-        return bool(flags & 1) or (last is not None and last["state"] == 7)
+        return bool(flags & BALL_MISSING) or (
+            last is not None and last["state"] == BALL_NOT_DETECTED
+        )
     if reason == "no-winning-number":
-        return (last is not None and last["state"] == 5 and not last["win"].strip()) or frames == [
-            "*S"
-        ]
+        return (
+            last is not None and last["state"] == WINNING_NUMBER and not last["win"].strip()
+        ) or frames == ["*S"]
     if reason == "component-fault":
-        return bool(flags & 4) or frames[-1].startswith("*F ") or bool(last and last["state"] == 6)
+        return (
+            bool(flags & COMPONENT_FAULT)
+            or frames[-1].startswith("*F ")
+            or bool(last and last["state"] == TABLE_CLOSED)
+        )
     if reason == "result-not-seen":
         return before is not None and before.type == "wheel.resync"
     if reason == "impossible-state":
         return bool(first and last and last["state"] not in allowed[first["state"]])
     if reason == "ball-revolutions":
         minimum = int(rules.get("game.min_ball_revolutions", 3))
-        return last is not None and last["state"] == 5 and last["revs"] < minimum
+        return last is not None and last["state"] == WINNING_NUMBER and last["revs"] < minimum
     if reason == "wheel-void":
-        return bool(flags & 8)
+        return bool(flags & WHEEL_VOID)
     return False
 
 

@@ -15,6 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wheel_harness import (
+    BALL_IN_RIM,
+    BALL_MISSING,
+    BEFORE_GAME,
+    COMPONENT_FAULT,
+    LAUNCH_FAILED,
+    NO_MORE_BETS,
+    PLACE_BETS,
+    SAME_DIRECTION,
+    TABLE_CLOSED,
+    WINNING_NUMBER,
+)
 
 from drivers.cammegh import SS2Driver, SS2Options, SS2Protocol, decode_log_page
 from drivers.readings import DeviceReply, Reading, WheelFault, WheelStatus, WinningNumber
@@ -94,17 +106,24 @@ def states(wire: Wire) -> list[int]:
 
 
 def results(rs: list[Reading]) -> int:
-    return sum(1 for r in rs if isinstance(r, WheelStatus) and r.state == 5)
+    return sum(1 for r in rs if isinstance(r, WheelStatus) and r.state == WINNING_NUMBER)
 
 
-async def test_a_normal_spin_goes_1_to_5_with_the_number_line_before_state_5():
+async def test_a_normal_spin_goes_through_every_state_with_the_number_line_before_the_number():
     async with wheel(seed=3) as (sim, wire):
         await wire.until(lambda rs: results(rs) >= 1)
-    assert states(wire)[:6] == [6, 1, 2, 3, 4, 5]
+    assert states(wire)[:6] == [
+        TABLE_CLOSED,
+        BEFORE_GAME,
+        PLACE_BETS,
+        BALL_IN_RIM,
+        NO_MORE_BETS,
+        WINNING_NUMBER,
+    ]
     i = next(i for i, r in enumerate(wire.readings) if isinstance(r, WinningNumber))
     line = wire.readings[i]
     first5 = next(r for r in wire.readings[i:] if isinstance(r, WheelStatus))
-    assert isinstance(line, WinningNumber) and first5.state == 5
+    assert isinstance(line, WinningNumber) and first5.state == WINNING_NUMBER
     assert first5.last_number == line.number == sim.history[0]
     before = [r for r in wire.readings[:i] if isinstance(r, WheelStatus)]
     assert all(r.last_number is None for r in before)  # no number before the first result
@@ -112,12 +131,16 @@ async def test_a_normal_spin_goes_1_to_5_with_the_number_line_before_state_5():
 
 async def test_status_frames_carry_a_counter_direction_and_speed():
     async with wheel(seed=3) as (_, wire):
-        await wire.until(lambda rs: results(rs) >= 1 and rs[-1].state == 2)  # type: ignore[union-attr]
+        await wire.until(lambda rs: results(rs) >= 1 and rs[-1].state == PLACE_BETS)  # type: ignore[union-attr]
     st = wire.statuses()
     assert {s.spin for s in st} == {1, 2}
     assert {s.direction for s in st} == {"clockwise", "anticlockwise"}  # mode bit 1 reverses
-    assert all(s.rpm == 0 for s in st if s.state == 6)
-    assert all(15 <= s.rpm <= 19 for s in st if s.state in (2, 3, 4, 5))
+    assert all(s.rpm == 0 for s in st if s.state == TABLE_CLOSED)
+    assert all(
+        15 <= s.rpm <= 19
+        for s in st
+        if s.state in (PLACE_BETS, BALL_IN_RIM, NO_MORE_BETS, WINNING_NUMBER)
+    )
 
 
 async def test_nothing_is_sent_before_the_port_is_opened():
@@ -138,8 +161,10 @@ async def test_the_wheel_answers_commands():
         for cmd in (b"*V\r\n", b"*S\r\n", b"*T D\r\n", b"*T j 1 2\r\n", b"*O\r\n", b"*d g\r\n"):
             wire.send(cmd)
         await wire.until(lambda rs: sum(isinstance(r, DeviceReply) for r in rs) >= 6)
-        wire.send(b"*P 0\r\n")  # idle (state 6): the log page and the self-test answer there
-        await wire.until(lambda rs: rs[-1].state == 6 if isinstance(rs[-1], WheelStatus) else False)
+        wire.send(b"*P 0\r\n")  # idle (table closed): the log page and the self-test answer there
+        await wire.until(
+            lambda rs: rs[-1].state == TABLE_CLOSED if isinstance(rs[-1], WheelStatus) else False
+        )
         wire.send(b"*s r 0\r\n")
         wire.send(b"*F\r\n")
         wire.send(b"*R\r\n")
@@ -160,11 +185,15 @@ async def test_the_wheel_answers_commands():
 
 async def test_r_acknowledges_a_miss_spin_and_the_wheel_restarts_the_game():
     async with wheel(seed=3, faults=["ball-direction"], fault_hold=60) as (_, wire):
-        await wire.until(lambda rs: any(isinstance(r, WheelStatus) and r.flags & 2 for r in rs))
+        await wire.until(
+            lambda rs: any(isinstance(r, WheelStatus) and r.flags & SAME_DIRECTION for r in rs)
+        )
         wire.send(b"*R\r\n")
         await wire.until(lambda rs: results(rs) >= 1)
     assert any(isinstance(r, DeviceReply) and r.command == "*R" for r in wire.readings)
-    assert states(wire)[:8] == [6, 1, 2, 3, 1, 2, 3, 4]
+    # the miss-spin acknowledged: back before the game, and the same game again
+    game = [BEFORE_GAME, PLACE_BETS, BALL_IN_RIM]
+    assert states(wire)[:8] == [TABLE_CLOSED, *game, *game, NO_MORE_BETS]
 
 
 def _shows(kind: str, rs: list[Reading]) -> bool:
@@ -172,23 +201,29 @@ def _shows(kind: str, rs: list[Reading]) -> bool:
     st = [r for r in rs if isinstance(r, WheelStatus)]
     pairs = list(itertools.pairwise(st))
     if kind == "ball-direction":
-        return any(s.state == 3 and s.flags & 2 for s in st)
+        return any(s.state == BALL_IN_RIM and s.flags & SAME_DIRECTION for s in st)
     if kind == "launch-failure":
-        return sum(1 for s in st if s.state == 3 and s.flags & 8) >= 6  # held past 3 s
+        return (
+            sum(1 for s in st if s.state == BALL_IN_RIM and s.flags & LAUNCH_FAILED) >= 6
+        )  # held past 3 s
     if kind == "ball-missing":
-        return sum(1 for s in st if s.state == 4 and s.flags & 1) >= 10  # held past 5 s
+        return (
+            sum(1 for s in st if s.state == NO_MORE_BETS and s.flags & BALL_MISSING) >= 10
+        )  # held past 5 s
     if kind == "no-number":
-        return any(s.state == 5 and s.last_number is None for s in st)
+        return any(s.state == WINNING_NUMBER and s.last_number is None for s in st)
     if kind == "component-fault":
-        return any(s.flags & 4 for s in st) and any(a.state == 3 and b.state == 6 for a, b in pairs)
+        return any(s.flags & COMPONENT_FAULT for s in st) and any(
+            a.state == BALL_IN_RIM and b.state == TABLE_CLOSED for a, b in pairs
+        )
     if kind == "fault-code":
         return any(isinstance(r, WheelFault) and r.code == 5 for r in rs)
     if kind == "drop-to-idle":
-        return any(a.state == 4 and b.state == 6 for a, b in pairs)
+        return any(a.state == NO_MORE_BETS and b.state == TABLE_CLOSED for a, b in pairs)
     if kind == "counter-jump":
         return any(b.spin - a.spin == 5 for a, b in pairs)
     if kind == "impossible-state":
-        return any(a.state == 2 and b.state == 5 for a, b in pairs)
+        return any(a.state == PLACE_BETS and b.state == WINNING_NUMBER for a, b in pairs)
     if kind == "repeat-number":
         lines = [r.number for r in rs if isinstance(r, WinningNumber)]
         return len(lines) >= 2 and lines[0] == lines[1]
