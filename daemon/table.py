@@ -9,6 +9,12 @@ time comes in on the inputs.
 The table owns what every game shares — device health, latched alarms,
 operator commands and roles — and hands the rest to the game's own
 decide/apply (``games/`` rules, ``procedures/`` house procedures).
+
+Why long: what every game is written against — its inputs, commands and their specs,
+alarms, the state, :class:`Decision` and the :class:`Game` protocol — is one vocabulary
+a game imports from one place, and :class:`Table` is the only user of all of it. Each
+piece is a few dozen lines; split, each game would import the table's words from four
+modules and the table's own decide/apply would stand apart from what it decides on.
 """
 
 from __future__ import annotations

@@ -16,6 +16,13 @@ Sources, cited in comments as:
 
 Nothing here raises on received bytes: every line becomes a reading, and
 garbage becomes :class:`~drivers.readings.Malformed` with a reason.
+
+Why long: it is one vendor's protocol, read against one vendor's documents — the facts
+(state, flag and fault tables), the commands, the reply matcher, the frame grammar and
+the two models' protocol and driver classes, each a few dozen lines. The models share the
+frame parser and the reply matcher (private to this module); split, they would import
+each other's private parts, and a reader checking a fact against [dev] would open four
+files.
 """
 
 from __future__ import annotations

@@ -28,6 +28,11 @@ I/O, by form:
 Every sink callback runs on the loop thread. An exception raised by the sink
 is a bug in the daemon, not a device problem: it closes the port and
 propagates out of ``run()``.
+
+Why long: the three port forms need two ways of doing I/O (an fd the loop watches, a
+pyserial object behind threads) under one life of resolve, open, pump, lose and reopen;
+the links are the two halves of one contract and the transport the only user of both.
+Resolving a port and the open-failure messages a technician reads sit beside them.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ Making a vendor driver from this module (one module, one entry point):
 4. Rename the driver class and ``name``; register it in ``pyproject.toml``
    under ``[project.entry-points."tabled.drivers"]``.
 5. Copy ``tests/test_shuffler.py`` and feed it captures of the real machine.
+
+Why long: it is the template a vendor driver copies whole — framer, frames, commands,
+protocol and driver in one file — so that a vendor's driver is one module and one entry
+point, as step 1 says.
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ Facts this is built on, and where they come from:
 
 Every sink callback runs on the loop thread. An exception raised by the sink
 is a bug in the daemon, not a device problem: it ends ``run()``.
+
+Why long: the pyusb and kernel facts above are each a few lines of error mapping or
+detach/claim/release/reattach/dispose, and each belongs beside the one step of the
+transport's life that needs it; the reader thread and the loop share one link object.
 """
 
 from __future__ import annotations

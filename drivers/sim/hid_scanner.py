@@ -46,6 +46,11 @@ What the backend reproduces, and where each rule comes from:
 Not reproduced: the endpoint's polling interval (queued reports are handed
 out as fast as they are read), usbfs's auto-claim on I/O, partial transfers,
 LED output reports changing anything, suspend.
+
+Why long: pyusb's backend interface (``IBackend``) is wide — enumeration, descriptors,
+open and claim, control and interrupt transfers, kernel-driver calls — and usb.core calls
+all of it to find, claim and read one keyboard; each method is short and follows one of
+the rules above, and they share one simulated device's state.
 """
 
 from __future__ import annotations

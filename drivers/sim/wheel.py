@@ -16,6 +16,11 @@ the pty echo caveat), and the real wait per step is ``pace`` (tests shorten it;
 a demo keeps ``pace == period``).
 
 The wheel follows the wire only: it never reads the table's events.
+
+Why long: one state machine — the wheel's states, its counter, its command set and every
+injectable exception — all moving the same clock and the same game; an exception is a few
+lines inside the step it changes. Split, each fault would reach into the machine's
+private state from outside.
 """
 
 from __future__ import annotations

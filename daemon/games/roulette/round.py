@@ -1,5 +1,9 @@
 """The roulette round: a game opening, the ball launched, no more bets, the winning number,
-a void and its re-spin; a fault that stops play. Every rule names its source."""
+a void and its re-spin; a fault that stops play. Every rule names its source.
+
+Why long: one round's life, in the order a spin lives it: each step is short, but each
+reads what the step before left (the round, the spin, a void awaiting its re-spin), and
+the rule texts sit beside the decisions that cite them."""
 
 from __future__ import annotations
 

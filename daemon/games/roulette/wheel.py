@@ -2,7 +2,12 @@
 its flag masks, its spin counter's wrap, lost frames, the Mercury re-spin, the vendor's
 exception table (flags persisting past their windows). The wheel's, not the round's: the
 round (``round.py``) hears from here that a game opened, the ball is in the rim, bets
-closed, a number came, or the spin is void."""
+closed, a number came, or the spin is void.
+
+Why long: the vendor's exception table is one state machine over frames — each window
+(launch failure, ball missing) opens, runs and clears on the frames that follow, across
+lost frames and reboots — and the transitions, the counter and the windows read the same
+previous frame. Split by rule, each would keep its own copy of the previous frame."""
 
 from __future__ import annotations
 

@@ -1,0 +1,67 @@
+"""Small modules, one job each: a module of ``daemon/`` or ``drivers/`` longer than
+:data:`LIMIT` lines says why in its docstring, in a paragraph that starts ``Why long:``
+(``docs/architecture.md``, "Long modules")."""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT = 400
+MARK = re.compile(r"^Why long: \S", re.M)
+
+#: being split by other work in flight: reported, not failed, until it lands
+SPLITTING: frozenset[str] = frozenset(
+    {
+        "daemon/app.py",
+        "daemon/bus.py",
+        "daemon/config.py",
+        "daemon/control.py",
+        "daemon/journal.py",
+        "daemon/pipeline.py",
+        "daemon/security.py",
+        "daemon/games/blackjack/table.py",
+        "daemon/games/paigow/table.py",
+        "daemon/games/sicbo/table.py",
+        "drivers/gpio_panel.py",
+    }
+)
+
+
+def unexplained(root: Path = ROOT) -> list[str]:
+    """The long modules whose docstring does not say why they are long, with their length."""
+    out = []
+    for pkg in ("daemon", "drivers"):
+        for path in sorted((root / pkg).rglob("*.py")):
+            text = path.read_text()
+            n = len(text.splitlines())
+            if n > LIMIT and not MARK.search(ast.get_docstring(ast.parse(text)) or ""):
+                out.append(f"{path.relative_to(root).as_posix()} ({n} lines)")
+    return out
+
+
+def test_every_long_module_says_why_it_is_long():
+    missing = unexplained()
+    pending = [m for m in missing if m.split(" ")[0] in SPLITTING]
+    if pending:
+        warnings.warn(
+            "long, without a 'Why long:' line, being split: " + ", ".join(pending), stacklevel=1
+        )
+    late = [m for m in missing if m.split(" ")[0] not in SPLITTING]
+    assert not late, (
+        f"longer than {LIMIT} lines with no 'Why long:' paragraph in the module docstring "
+        "(split it by job, or say why it stays long):\n" + "\n".join(late)
+    )
+
+
+def test_the_check_can_fail(tmp_path: Path):
+    pkg = tmp_path / "drivers"
+    pkg.mkdir()
+    body = "x = 1\n" * (LIMIT + 1)
+    (pkg / "long.py").write_text('"""A driver."""\n' + body)
+    (pkg / "said.py").write_text('"""A driver.\n\nWhy long: one grammar, read whole."""\n' + body)
+    (pkg / "short.py").write_text('"""A driver."""\nx = 1\n')
+    assert unexplained(tmp_path) == [f"drivers/long.py ({LIMIT + 2} lines)"]
