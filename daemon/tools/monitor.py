@@ -227,10 +227,12 @@ def _stream(follower: Follower, end: float | None, lines: Describer | None = Non
 
     while end is None or time.monotonic() < end:
         try:
-            for x in follower.events(timeout=1.0):
-                assert isinstance(x, Event)
-                sys.stdout.buffer.write((describe(x, lines).encode() if lines else x.canonical()) + b"\n")
-                sys.stdout.flush()
+            # heartbeats too: on an idle table they are all that comes, and --seconds must end
+            for x in follower.events(timeout=1.0, heartbeats=True):
+                if isinstance(x, Event):
+                    out = describe(x, lines).encode() if lines else x.canonical()
+                    sys.stdout.buffer.write(out + b"\n")
+                    sys.stdout.flush()
                 if end is not None and time.monotonic() >= end:
                     break
         except ReplayFailed:
