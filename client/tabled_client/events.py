@@ -9,13 +9,15 @@ A field that some events of a type carry and others do not (a game's own
 field, a rule only some cards have) is ``UNSET`` when absent: it is not in
 the bytes, not ``null``. Unknown fields are ignored when decoding, so a
 newer table that adds a field (a compatible change, ``v`` stays) still
-decodes. A new event type needs a new Struct here (``docs/events.md``).
+decodes. A new event type needs a new Struct here (``docs/events.md``); a third
+party's game brings its own and :func:`register` adds them.
 This module is long because it is the catalogue of every type; each Struct
 is a few lines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Union
 
 import msgspec
@@ -923,6 +925,33 @@ globals().update({cls.__name__: cls for cls in EVENTS.values()})
 AnyEvent = Union[tuple(EVENTS.values())]  # type: ignore[valid-type]  # noqa: UP007
 
 _decoder = msgspec.json.Decoder(AnyEvent)
+
+
+def register(types: Mapping[str, type[Data]]) -> None:
+    """Add a third party's game's own event types (its class's ``events``), as the daemon does
+    when it loads the game (``daemon/games/__init__.py``); a backend that wants them typed
+    calls this with the same Structs (it imports the game's package).
+
+    The types shipped here stay tabled's: a game naming one of them with another Struct is
+    refused. Registered types are checked and decoded like tabled's own, but are not in the
+    shipped schema (``events.schema.json``): that catalogue is tabled's
+    (``docs/decisions.md``, "A third party's game brings its own event types").
+    """
+    global AnyEvent, _decoder
+    for type_, data in types.items():
+        have = DATA.get(type_)
+        if have is data:
+            continue
+        if have is not None:
+            raise ValueError(
+                f"event type {type_!r} is tabled's own ({have.__name__}): a game cannot redefine it"
+            )
+        if not (isinstance(data, type) and issubclass(data, Data)):
+            raise TypeError(f"event type {type_!r}: {data!r} is not a tabled_client.events.Data")
+        DATA[type_] = data
+        EVENTS[type_] = _event_class(type_, data)
+    AnyEvent = Union[tuple(EVENTS.values())]  # type: ignore[valid-type]  # noqa: UP007
+    _decoder = msgspec.json.Decoder(AnyEvent)
 
 
 class UnknownEventType(ValueError):

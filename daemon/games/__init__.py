@@ -3,13 +3,17 @@
 A game is a folder ``daemon/games/<game>/`` (or a third party's package) whose table
 class is named in an entry point of the ``tabled.games`` group, the way drivers are
 found through ``tabled.drivers``; adding a game needs no edit here or anywhere else
-outside its folder (``docs/architecture.md``, "add a game").
+outside its folder (``docs/architecture.md``, "add a game"). A third party's game names
+its own event types in its class's ``events`` (type → ``tabled_client.events.Data``
+Struct); they are registered here, when the game is loaded.
 """
 
 from __future__ import annotations
 
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
+
+from tabled_client.events import register
 
 if TYPE_CHECKING:
     from daemon.table import Game
@@ -39,6 +43,12 @@ def load_games() -> dict[str, type[Game]]:
             )
         if cls.name != ep.name:
             raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
+        own = getattr(cls, "events", None)
+        if own:  # a third party's game: its event types, checked like tabled's own
+            try:
+                register(own)
+            except (TypeError, ValueError) as e:
+                raise GameError(f"entry point {ep.name!r} ({ep.value}): {e}") from None
         found[ep.name] = cls
     return found
 
