@@ -15,6 +15,7 @@ import functools
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from importlib.metadata import PackageNotFoundError, version
@@ -25,7 +26,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon import logs, tables
+from daemon import history, logs, tables
 from daemon.bus import Bus
 from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
@@ -82,6 +83,9 @@ class Daemon:
         #: the process's exit status: 1 once a task failed and brought the daemon down
         self.exit_code = 0
         self._wedged_logged = False
+        #: the re-hash of the history behind a stored proof, and how it is told to stop
+        self._history: asyncio.Task[None] | None = None
+        self._stopping = threading.Event()
 
     # -- life cycle -----------------------------------------------------------------------
 
@@ -95,6 +99,7 @@ class Daemon:
         game_cls = game_class(cfg.table.game)
         assert game_cls is not None  # config validation names the game
         self.table = Table(game_cls(s.game), [d.name for d in cfg.devices])
+        history.refuse_if_marked(s.journal_path)
         self.journal = Journal(s.journal_path, s.table)
         if self.security.signer is not None:  # stored proofs: a crash start walks from the newest
             self.journal.prover = self.security.signer
@@ -213,6 +218,8 @@ class Daemon:
             self.pipeline.listeners.append(helper.on_events)
             helper.start(self.pipeline.state)
         self._watch(asyncio.create_task(self._heartbeat(), name="heartbeat"))
+        if self.pipeline.stats.verified_from > 1:  # started from a stored proof
+            self._history = asyncio.create_task(self._check_history(), name="history check")
         tables.write_note(s, self.version, os.getpid())  # tablectl -t finds us without the config
         self.notifier.ready(self.summary())
         wd = self.notifier.watchdog_interval()
@@ -257,6 +264,22 @@ class Daemon:
         self.exit_code = 1
         self._stop.set()
 
+    async def _check_history(self) -> None:
+        """The rows before the stored proof, re-hashed after READY (``daemon/history.py``)."""
+        t0 = time.perf_counter()
+        try:
+            n = await asyncio.to_thread(history.check, self.s.journal_path, self._stopping)
+        except history.Stopped:
+            return
+        except Exception as e:  # a broken history (or an unreadable file) ends the daemon
+            log.error("tabled stops: the journal's history is broken", error=str(e))
+            if not logs.is_json():
+                print(f"tabled: stopping: {e}", file=sys.stderr)
+            self.exit_code = 1
+            self._stop.set()
+            return
+        log.info("journal history verified", events=n, seconds=round(time.perf_counter() - t0, 3))
+
     def _verifying(self, checked: int) -> None:
         """A long walk of the chain at start-up: tell systemd we are busy, not hung."""
         self.notifier.notify(
@@ -279,6 +302,9 @@ class Daemon:
 
     async def shutdown(self) -> None:
         self.notifier.stopping("stopping")
+        self._stopping.set()
+        if self._history is not None:
+            await self._history
         if getattr(self, "metrics", None) is not None:
             self.metrics.close()
         if getattr(self, "hooks", None) is not None:

@@ -21,7 +21,8 @@ with one clear line — never reporting healthy while stuck.
    refused with one line, never READY, the file left as it was. Again with ``[security]
    checkpoint_key`` (a crash start walks from the newest stored proof): the same, plus a history
    rewritten before the proof (hashes recomputed, which a walk cannot see) refused; an old row
-   edited in place is then found by ``tablectl verify``, not by the start (docs/reliability.md).
+   edited in place passes the start and is stopped by the history check right after it
+   (docs/reliability.md).
 
 It prints its counts (kills, faults injected, events checked) and its duration; any broken
 promise is an AssertionError naming it (exit 1).
@@ -610,7 +611,8 @@ def damaged(work: Path, *, keyed: bool = False) -> None:
         _fresh(path, good)
         log(
             "  keyed: empty, truncated, random bytes, altered snapshot, rewritten history refused;"
-            " an old row edited in place found by verify"
+            " an old row edited in place stopped by the history check, then refused, and found"
+            " by verify"
         )
     else:
         log("  damaged journals: empty, truncated, random bytes, altered snapshot, altered old row")
@@ -618,24 +620,39 @@ def damaged(work: Path, *, keyed: bool = False) -> None:
 
 def _fresh(path: Path, good: bytes) -> None:
     path.write_bytes(good)
-    for extra in ("-wal", "-shm", ".seal"):
+    for extra in ("-wal", "-shm", ".seal", ".broken-chain"):
         Path(f"{path}{extra}").unlink(missing_ok=True)
 
 
 def _old_row_found_by_verify(cfg: Path, path: Path) -> None:
     """With a stored proof the start re-hashes only the chain after it: an old row edited in
-    place does not stop the start (it is bound by the signed hash, not re-hashed); verify
+    place does not stop the start (it is bound by the signed hash, not re-hashed), the
+    history check right after READY does, loudly, and keeps later starts out; verify
     re-hashes every row and names it."""
     _damage(path, "old-row")
     d = Daemon(cfg)
     try:
         d.start()
+        assert d.proc is not None and d.proc.wait(60) == 1, "the history check did not stop it"
     finally:
-        assert d.stop() == 0
         d.close()
+    errs = [x for x in d.log.read_text().splitlines() if _is_error(x)]
+    assert len(errs) == 1 and "history is broken" in errs[0], errs
+    assert Path(f"{path}.broken-chain").is_file()
+    d.log.unlink()
+    d = Daemon(cfg)
+    try:
+        _spawn(d)
+        assert d.proc is not None and d.proc.wait(20) != 0
+    finally:
+        d.close()
+    errs = [x for x in d.log.read_text().splitlines() if _is_error(x)]
+    assert len(errs) == 1 and ".broken-chain" in errs[0], errs
+    d.log.unlink()
     v = tablectl(cfg, "verify")
     assert v.returncode == 1 and "Traceback" not in v.stdout + v.stderr, v.stdout + v.stderr
     COUNTS["faults"] += 1
+    COUNTS["refusals"] += 1
 
 
 def _is_error(line: str) -> bool:

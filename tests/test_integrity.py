@@ -696,3 +696,50 @@ def test_a_keyed_daemon_killed_mid_play_restarts_from_its_newest_proof(tmp_path)
     db.close()
     v = tablectl(cfg, "verify")
     assert v.returncode == 1 and "not signed by this table's checkpoint key" in v.stdout, v.stdout
+
+
+def test_an_old_row_edited_in_place_stops_a_keyed_daemon_soon_after_its_start(tmp_path):
+    """The keyed start skips re-hashing the rows before its proof; the history check after
+    READY re-hashes them, stops the daemon loudly, and keeps later starts out (issue 18,
+    break 2, with a checkpoint key)."""
+    _, secret, _ = create_checkpoint(tmp_path, "cp")
+    cfg = write_config(tmp_path, extra=f'[security]\ncheckpoint_key = "{secret}"\n')
+    d = Daemon(cfg)
+    try:
+        d.start()
+        Follower(*endpoints(cfg), table="it").until(lambda e: e.seq >= 120, 30)
+        d.kill()
+    finally:
+        d.close()
+    path = tmp_path / "state" / "journal.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET body = replace(body, '\"seq\":6,', '\"seq\":6, ') WHERE seq = 6")
+    assert db.total_changes == 1
+    db.commit()
+    db.close()
+    d = Daemon(cfg)
+    try:
+        d.start()  # READY: the start proved what it walks from the proof on
+        assert d.proc is not None and d.proc.wait(60) == 1
+    finally:
+        d.close()
+    lines = [json.loads(x) for x in d.log.read_text().splitlines() if x.startswith("{")]
+    rec = [x for x in lines if x["event"] == "journal recovered"][-1]
+    assert rec["verified_from"] > 6
+    err = [x for x in lines if x["event"] == "tabled stops: the journal's history is broken"]
+    assert len(err) == 1 and "damaged at seq 6" in err[0]["error"], err
+    marker = path.with_name("journal.sqlite.broken-chain")
+    assert "seq 6" in marker.read_text() and stat.S_IMODE(marker.stat().st_mode) == 0o600
+    before = d.log.read_text()
+    head = sqlite3.connect(path).execute("SELECT max(seq) FROM events").fetchone()[0]
+    d = Daemon(cfg)
+    try:
+        with pytest.raises(AssertionError, match="no READY=1"):
+            d.start()
+        assert d.proc is not None and d.proc.wait(30) != 0
+    finally:
+        d.close()
+    after = d.log.read_text()[len(before) :]
+    assert "damaged at seq 6" in after and str(marker) in after and "Traceback" not in after
+    # the refused start appended nothing
+    assert sqlite3.connect(path).execute("SELECT max(seq) FROM events").fetchone()[0] == head
