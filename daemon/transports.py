@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from daemon.buttons import button_submit
+from daemon.stack_light import follow as follow_light
 from drivers.base import Driver, GpioDriver, TransportKind, UsbDriver
 from drivers.serial import SerialSettings, SerialTransport
 
@@ -111,7 +112,8 @@ def _usb(dc: DeviceConfig, driver: Driver, w: Wiring, backend: Any) -> Any:
 
 def gpio_panel(dc: DeviceConfig, driver: Driver, runner: DeviceRunner, w: Wiring) -> Any:
     """The panel is its own transport (mock pins for ``port = "sim"``): buttons submit
-    commands, the shoe switch reads through the runner, the light follows committed events."""
+    commands, the shoe switch reads through the runner, the light shows what
+    ``daemon/stack_light.py`` makes of each commit."""
     if not isinstance(driver, GpioDriver):
         raise DeviceStartError(f"{dc.name}: driver {driver.name!r} has no panel()")
     panel = driver.panel(
@@ -119,11 +121,12 @@ def gpio_panel(dc: DeviceConfig, driver: Driver, runner: DeviceRunner, w: Wiring
         name=dc.name,
         port=dc.port,
         sim=dc.sim,
-        state=w.state,
         reconnect_max=dc.reconnect_max,
         clock=w.mono,
     )
-    w.listen(panel.on_events)
+    follow_light(panel, w.state, w.listen)
+    if panel.dealer is not None:  # port = "sim": the simulated dealer follows the table
+        w.listen(panel.dealer.on_events)
     return panel
 
 

@@ -177,7 +177,8 @@ class UsbDriver(typing.Protocol):
 @typing.runtime_checkable
 class GpioDriver(typing.Protocol):
     """A ``transport = "gpio"`` driver is its own transport: ``panel`` returns its runtime,
-    run like any transport (``run(sink)``, ``write``), with mock pins for ``port = "sim"``."""
+    run like any transport (``run(sink)``, ``write``), with mock pins for ``port = "sim"``;
+    it shows the lights it is told (``set_lights``) and has a simulated ``dealer`` or None."""
 
     def panel(
         self,
@@ -186,7 +187,6 @@ class GpioDriver(typing.Protocol):
         name: str,
         port: str,
         sim: Any,
-        state: Callable[[], Any] | None,
         reconnect_max: float,
         clock: Callable[[], float],
     ) -> Any: ...

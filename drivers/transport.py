@@ -3,10 +3,12 @@
 A serial port, a USB interface and a GPIO panel open differently but fail
 alike: the link is lost, the device goes ``disconnected``, and the transport
 retries with capped exponential backoff until the device is back — with
-``on_disconnected`` once per outage, not once per retry (field failure #2
-in ``docs/testing.md``: "reports connected but nothing flows").
+``on_disconnected`` once per outage and per new reason, not once per retry
+(field failure #2 in ``docs/testing.md``: "reports connected but nothing
+flows"; the device runner makes only the first an event, a new reason is shown).
 A subclass says how to open one link (:meth:`Reconnecting._connect`) and
-what to tell the sink about it (:meth:`Reconnecting._info`).
+what to tell the sink about it (:meth:`Reconnecting._info`, or all of
+:meth:`Reconnecting._announce`).
 """
 
 from __future__ import annotations
@@ -94,6 +96,12 @@ class Reconnecting(abc.ABC):
     def _on_link(self, link: Any) -> None:  # noqa: B027 - optional hook
         """A new link is up (per-link state to reset)."""
 
+    def _announce(self, sink: Any, link: Any) -> None:
+        """Tell the sink the link is up (a GPIO panel whose cable is out says otherwise)."""
+        info = self._info(link)
+        self._log.info(f"{self.noun} connected", device=info.get("port"))
+        sink.on_connected(info)
+
     @property
     def connected(self) -> bool:
         return self._link is not None and self._link.alive
@@ -110,10 +118,11 @@ class Reconnecting(abc.ABC):
     async def run(self, sink: Any) -> None:
         """Keep the device connected until cancelled or closed.
 
-        ``on_disconnected`` is called when a live link is lost and when the very
-        first attempt fails; later failed attempts only go to the log (warning when
-        the reason changes, debug when it repeats), so a long outage is one
-        event, not one per retry.
+        ``on_disconnected`` is called when a live link is lost, when the very
+        first attempt fails and when an attempt fails for a new reason; an attempt
+        that fails as the last did only goes to the log (warning when the reason
+        changes, debug when it repeats), so a long outage is one event, not one
+        per retry.
         """
         if self._running:
             raise RuntimeError(f"{type(self).__name__}.run() is already running")
@@ -128,7 +137,8 @@ class Reconnecting(abc.ABC):
                     link = await self._connect(sink)
                 except Unavailable as exc:
                     reason = str(exc)
-                    if attempts == 0:
+                    if attempts == 0 or reason != last_reason:
+                        # still down for a new reason: shown to technicians, not a new event
                         sink.on_disconnected(reason)
                     # a new reason is worth `journalctl -p warning`; a repeat is noise
                     log = self._log.warning if reason != last_reason else self._log.debug
@@ -151,9 +161,7 @@ class Reconnecting(abc.ABC):
                 self._on_link(link)
                 self._link = link
                 link.start()
-                info = self._info(link)
-                self._log.info(f"{self.noun} connected", device=info.get("port"))
-                sink.on_connected(info)
+                self._announce(sink, link)
                 reason = await link.lost  # raises what the sink raised
                 if reason is None:  # close() was called
                     return

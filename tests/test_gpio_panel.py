@@ -1,4 +1,4 @@
-"""The dealer's GPIO panel (``drivers/gpio_panel.py``): debouncing, the stack light, and the
+"""The dealer's GPIO panel (``drivers/gpio_panel.py``, ``drivers/gpio/``): debouncing, and the
 panel on gpiozero's MockFactory through the real pipeline, table and journal.
 
 MockPin does not emulate ``bounce_time`` (and the panel does not use it): bounce is made by
@@ -24,19 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.gpio_panel import (
-    Debouncer,
-    GpioPanelDriver,
-    GpioPanelOptions,
-    GpioPanelProtocol,
-    Press,
-    Release,
-    StackLight,
-    drive_active,
-    light_for,
-    pin_key,
-)
+from drivers.gpio.debounce import Debouncer, Press, Release
+from drivers.gpio.options import GpioPanelOptions, pin_key
+from drivers.gpio_panel import GpioPanelDriver, GpioPanelProtocol
 from drivers.readings import Malformed, ShoeInserted, ShoeRemoved, Unknown
+from drivers.sim.gpio_panel import drive_active
 
 # == the debouncer (pure) ===========================================================================
 
@@ -229,45 +221,6 @@ def test_property_the_debouncer_meets_its_specification_whenever_it_is_polled(ca
     assert all(isinstance(x, Press if i % 2 == 0 else Release) for i, x in enumerate(plain))
 
 
-# == the stack light (pure) ===========================================================================
-
-
-class A(msgspec.Struct):
-    severity: str
-
-
-@pytest.mark.parametrize(
-    ("phase", "alarms", "devices", "want"),
-    [
-        ("betting", [], {"shoe": "ok"}, ("on", "off", "off")),
-        ("dealing", [], {"shoe": "ok"}, ("off", "on", "off")),
-        ("settling", [], {"shoe": "ok"}, ("off", "on", "off")),
-        ("no-shoe", [], {}, ("off", "on", "off")),
-        ("betting", [], {"shoe": "disconnected"}, ("on", "off", "on")),
-        ("dealing", [], {"shoe": "stale"}, ("off", "on", "on")),
-        ("dealing", [A("warning")], {"shoe": "ok"}, ("off", "on", "on")),
-        ("paused", [A("warning"), A("supervisor")], {"shoe": "ok"}, ("off", "on", "blink")),
-        ("betting", [{"severity": "supervisor"}], {}, ("on", "off", "blink")),
-        (None, [], {}, ("off", "off", "off")),
-    ],
-)
-def test_light_for(phase, alarms, devices, want):
-    summary = None if phase is None else {"phase": phase}
-    got = light_for(summary, alarms, devices)
-    assert (got["green"], got["red"], got["amber"]) == want
-
-
-def test_stack_light_reports_only_changes():
-    s = StackLight()
-    assert s.update({"phase": "betting"}, [], {}) == {"green": "on"}
-    assert s.update({"phase": "betting"}, [], {}) == {}
-    assert s.update({"phase": "dealing"}, [A("supervisor")], {}) == {
-        "green": "off",
-        "red": "on",
-        "amber": "blink",
-    }
-
-
 # == options and protocol =================================================================================
 
 
@@ -382,16 +335,16 @@ class Rig:
         driver = GpioPanelDriver(msgspec.convert(options or OPTIONS, GpioPanelOptions))
         self.runner = self.DeviceRunner("panel", driver, self.pipeline.submit)
         from daemon.buttons import button_submit
+        from daemon.stack_light import follow
 
         self.panel = driver.panel(
-            button_submit(self.pipeline.submit, "panel"),
-            name="panel",
-            state=lambda: self.pipeline.state,
-            summary=self.table.game.summary,
-            **panel_kw,
+            button_submit(self.pipeline.submit, "panel"), name="panel", **panel_kw
         )
+        # the light, as the daemon wires it
+        follow(self.panel, lambda: self.pipeline.state, self.pipeline.listeners.append)
+        if self.panel.dealer is not None:
+            self.pipeline.listeners.append(self.panel.dealer.on_events)
         self.runner.transport = self.panel  # as the daemon's _attach does
-        self.pipeline.listeners.append(self.panel.on_events)
         self.tasks.append(asyncio.create_task(self.panel.run(self.runner)))
 
     async def until(self, pred: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -941,6 +894,6 @@ def test_the_daemon_runs_a_panel_on_gpiozeros_mock_factory(tmp_path):
 def test_every_button_asks_the_table_something():
     """The panel's buttons (driver side) and what each asks (daemon side) stay in step."""
     from daemon.buttons import BUTTON_COMMANDS
-    from drivers.gpio_panel import BUTTONS
+    from drivers.gpio.options import BUTTONS
 
     assert set(BUTTON_COMMANDS) == set(BUTTONS)

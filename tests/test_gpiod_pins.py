@@ -23,7 +23,7 @@ from gpiozero.exc import PinInvalidPin
 from test_gpio_panel import OPTIONS, Rig
 
 from drivers import gpiod_pins
-from drivers.gpio_panel import GpioPanelOptions
+from drivers.gpio.options import GpioPanelOptions
 from drivers.gpiod_pins import ChipLost, GpiodFactory, find_chip
 
 HUNG = 10.0  # seconds before a test that waits for an edge gives up: a hang, not a timing

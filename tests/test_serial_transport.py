@@ -551,3 +551,22 @@ async def test_loop_url_without_fd_uses_threads() -> None:
         assert bytes(sink.data) == b"echo me"
         assert bytes(sink.sent) == b"echo me"
     assert not [th for th in threading.enumerate() if th.name.startswith("serial-")]
+
+
+async def test_still_down_for_a_new_reason_is_told_once_a_repeat_only_logged(
+    tmp_path: Path, pauses: Pauses
+) -> None:
+    """The device runner shows the current reason (no new event): ``tablectl devices`` never
+    shows why the port failed an hour ago when it now fails for something else."""
+    where = tmp_path / "ttyUSB-gone"
+    sink, t = Sink(), transport_for(str(where))
+    async with running(t, sink):
+        missing = await sink.expect("disconnected")
+        await pauses.next()
+        pauses.release()  # the same failure again: the log's, not the sink's
+        await pauses.next()
+        where.write_text("")  # now something is there, but no serial port
+        pauses.release()
+        other = await sink.expect("disconnected")
+        await pauses.next()
+    assert other != missing and sink.disconnects == [missing, other]

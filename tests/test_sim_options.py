@@ -88,7 +88,7 @@ def test_each_simulator_declares_typed_options(driver):
     assert (
         msgspec.convert({}, cls) == cls()
     )  # every option has a default: `port = "sim"` alone works
-    assert driver_class(driver).transport in ("serial", "usb")
+    assert driver_class(driver).transport in ("serial", "usb", "gpio")  # the panel: mock pins
 
 
 def test_a_good_simulator_table_loads(tmp_path):

@@ -134,7 +134,8 @@ class _Sink:
 
 def run_test(a: argparse.Namespace) -> int:
     from daemon.ctl import settings as _settings
-    from drivers.gpio_panel import BUTTONS, SWITCHES, GpioPanelDriver, GpioPanelOptions
+    from drivers.gpio.options import BUTTONS, SWITCHES, GpioPanelOptions
+    from drivers.gpio_panel import GpioPanelDriver
 
     s = _settings(a)
     dc = _panel_device(s, a.device)
@@ -188,14 +189,16 @@ def run_test(a: argparse.Namespace) -> int:
 
 async def _test(panel: Any, a: argparse.Namespace, out: _Out) -> int:
     from daemon.buttons import BUTTON_COMMANDS
-    from drivers.gpio_panel import BUTTONS, LIGHTS, PanelEvent, drive_active
+    from drivers.gpio.options import BUTTONS, LIGHTS
+    from drivers.gpio.panel import PanelEvent
+    from drivers.sim.gpio_panel import drive_active
 
     o = panel.o
 
     def seen(ev: PanelEvent) -> None:
         if ev.kind == "press":
             cmd = BUTTON_COMMANDS[ev.name][0]
-            role = o.void_role if ev.name == "request_void" else o.role
+            role = o.role_of(ev.name)
             out(
                 "press",
                 f"{ev.name:<14} pressed  ({ev.edges} edge(s); the daemon would send {cmd} "

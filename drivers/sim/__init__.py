@@ -23,6 +23,7 @@ SIMULATORS: dict[str, str] = {
     "shuffler-ref": "drivers.sim.shuffler",
     "dice-ref": "drivers.sim.dice",
     "tile-line": "drivers.sim.tiles",
+    "gpio-panel": "drivers.sim.gpio_panel",
 }
 
 
