@@ -613,6 +613,32 @@ async def test_no_pin_factory_is_reported_with_the_fix_then_retried(tmp_path, mo
         Device.pin_factory = old
 
 
+async def test_a_gpio_hotplug_makes_a_panel_without_pins_retry_at_once(tmp_path, monkeypatch):
+    """The panel is a Reconnecting like the serial and USB transports: udev's nudge ends its
+    backoff (a minute here, far beyond the wait), so a GPIO chip that appears is used at once."""
+    from gpiozero import Device
+
+    from daemon.hotplug import Hotplug
+
+    old = Device.pin_factory
+    Device.pin_factory = None
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "no-such-factory")
+    r = Rig(tmp_path)
+    try:
+        await r.start(OPTIONS | {"panel_sense": None}, reconnect_min=60, reconnect_max=60)
+        await r.until(lambda: "no-such-factory" in r.runner.reason)
+        monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+        hotplug = Hotplug(asyncio.get_running_loop(), lambda: [r.panel])
+        assert hotplug.nudge("/dev/gpiochip0") == 1
+        await r.until(lambda: r.of("device.connected"))
+        assert r.runner.health == "ok" and hotplug.nudge() == 0  # connected: not told again
+    finally:
+        await r.close()
+        if Device.pin_factory is not None:
+            Device.pin_factory.reset()
+        Device.pin_factory = old
+
+
 async def test_not_a_pi_is_reported_naming_the_option(tmp_path, factory):
     from gpiozero.exc import PinUnknownPi
     from gpiozero.pins.mock import MockFactory
