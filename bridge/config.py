@@ -12,8 +12,9 @@ from typing import Annotated, Any
 
 import msgspec
 
-from daemon.config import ConfigError, check
+from daemon.config import ConfigError
 from daemon.security import SecurityError, check_secret_file
+from daemon.validate import check
 
 _TableId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")]
 _Stream = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]

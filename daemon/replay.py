@@ -17,11 +17,12 @@ from typing import Any
 import msgspec
 
 from daemon.capture import Capture, CaptureError, command_args, format_time
-from daemon.config import ConfigError, Settings, check
+from daemon.config import ConfigError, Settings
 from daemon.events import Event
 from daemon.games import find as game_class
 from daemon.journal import Batch, Journal
 from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
+from daemon.validate import check
 from drivers.base import Driver, driver_class
 from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule, rule_for
 from drivers.readings import Malformed, Unknown

@@ -10,9 +10,9 @@ import msgspec
 import pytest
 from table_harness import Evs, TableHarness, of, types
 
-from daemon.config import check
 from daemon.games import find as game_class
 from daemon.games.sicbo.table import SicBoGame, SicBoRules
+from daemon.validate import check
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
 from drivers.dice_ref import DiceRefProtocol
 from drivers.readings import DeviceReply
