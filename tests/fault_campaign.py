@@ -54,7 +54,8 @@ from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 from journal_attacks import rewrite_history_from
 
 from daemon.config import load
-from daemon.control import ControlClient, ControlError, DaemonUnreachable
+from daemon.control import ControlError
+from daemon.control_client import ControlClient, DaemonUnreachable
 from daemon.journal import verify_chain, verify_file
 from daemon.keys import create_checkpoint
 from daemon.subscriber import Follower, ReplayFailed

@@ -17,7 +17,8 @@ import msgspec
 import pytest
 from daemon_harness import Daemon, Subscriber, endpoints, free_port, replay
 
-from daemon.control import ControlClient, ControlError
+from daemon.control import ControlError
+from daemon.control_client import ControlClient
 from daemon.events import GENESIS, body_of, chain_hash
 from daemon.journal import verify_chain
 

@@ -24,13 +24,8 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon.control import (
-    ControlClient,
-    ControlError,
-    ControlServer,
-    DaemonUnreachable,
-    Peer,
-)
+from daemon.control import ControlError, ControlServer, Peer
+from daemon.control_client import ControlClient, DaemonUnreachable
 from daemon.ipc import EndpointError
 
 LIMIT = 20.0  # seconds: a hang guard for each test, never a measurement

@@ -11,7 +11,7 @@ import pytest
 from daemon_harness import Daemon, endpoints, fast_copy, tablectl
 
 from daemon.config import load
-from daemon.control import ControlClient
+from daemon.control_client import ControlClient
 from daemon.subscriber import Follower
 
 

@@ -30,7 +30,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon import cli
 from daemon.bus import Bus
 from daemon.config import load
-from daemon.control import ControlClient, ControlError, ControlServer, DaemonUnreachable, Peer
+from daemon.control import ControlError, ControlServer, Peer
+from daemon.control_client import ControlClient, DaemonUnreachable
 from daemon.events import Draft
 from daemon.journal import Batch, Journal
 from daemon.keys import KeyExists, create_checkpoint, create_curve

@@ -213,7 +213,7 @@ def test_recall_on_sic_bo_names_how_its_games_are_numbered(tmp_path):
     from test_daemon_dragon_tiger_sicbo import fast_copy
 
     from daemon.config import load
-    from daemon.control import ControlClient
+    from daemon.control_client import ControlClient
     from daemon.subscriber import Follower
 
     cfg = fast_copy(

@@ -66,7 +66,8 @@ def print_json(obj: Any) -> None:
 
 
 def call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
-    from daemon.control import ControlClient, ControlError, DaemonUnreachable
+    from daemon.control import ControlError
+    from daemon.control_client import ControlClient, DaemonUnreachable
     from daemon.security import SecurityError, client_curve
 
     s = settings(a)

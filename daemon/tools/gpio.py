@@ -72,7 +72,8 @@ def _panel_device(s: Settings, name: str | None) -> DeviceConfig | str:
 
 def daemon_answers(s: Settings, timeout: float = 1.0) -> str | None:
     """Where a running tabled answers for this table, or None when none does."""
-    from daemon.control import ControlClient, ControlError, DaemonUnreachable
+    from daemon.control import ControlError
+    from daemon.control_client import ControlClient, DaemonUnreachable
     from daemon.ipc import ipc_path, probe_unix
 
     for ep in (s.control_endpoint, *s.role_endpoints.values()):
