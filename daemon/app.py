@@ -5,6 +5,11 @@ before ``READY=1``; devices start after, so no reading is decided on a state
 that is not yet the journal's. Stop order too: devices first (no new
 readings), then the queue is committed, then the sockets close with a
 bounded LINGER so the ZeroMQ context can never hang the exit.
+
+Devices are ``daemon/devices.py``'s :class:`~daemon.devices.DeviceSet`, each opened by
+its transport kind's factory (``daemon/transports.py``). What stays here past 400 lines
+is the wiring and what only the daemon as a whole can answer: the start and stop order,
+its own control commands (status, devices, trace), the heartbeat and the watchdog.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -31,7 +35,7 @@ from daemon.bus import Bus
 from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
-from daemon.devices import DeviceRunner
+from daemon.devices import DeviceRunner, DeviceSet
 from daemon.event_log import event_logger
 from daemon.events import canonical, utc_text
 from daemon.games import find as game_class
@@ -41,9 +45,6 @@ from daemon.sdnotify import Notifier
 from daemon.security import Security
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
-from daemon.transports import Wiring, start_device
-from drivers.base import driver_class
-from drivers.noise import rule_for
 
 log = structlog.get_logger("tabled")
 
@@ -75,8 +76,6 @@ class Daemon:
         self.notifier = notifier or Notifier.from_env()
         self.started_mono = self.clock.mono()
         self.devices: dict[str, DeviceRunner] = {}
-        #: what a device's factory left to close once the journal is (a simulator's pty)
-        self._closers: list[Callable[[], None]] = []
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
         self.version = package_version()
@@ -174,7 +173,17 @@ class Daemon:
         self.pipeline.taps.append(self._trace_input)
         self.pipeline.on_journal.append(self._journal_state)
         self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
-        self.pipeline.listeners.append(self._device_actions)
+        summary = getattr(self.table.game, "summary", None)
+        self.device_set = DeviceSet(
+            self.pipeline.submit,
+            lambda: self.pipeline.state,
+            None if summary is None else lambda: summary(self.pipeline.state.game),
+            self.pipeline.listeners.append,
+            mono=self.clock.mono,
+            wall=self.clock.wall,
+        )
+        self.devices = self.device_set.runners
+        self.pipeline.listeners.append(self.device_set.on_events)
         self.metrics = self._start_metrics()
         self.hooks = None
         if cfg.hooks.command:
@@ -194,7 +203,7 @@ class Daemon:
             }
         )
 
-        self._start_devices(cfg.devices)
+        self.device_set.start(cfg.devices, s.device_options, self._watch_device)
         from daemon.hotplug import Hotplug
 
         self.hotplug = Hotplug(
@@ -316,11 +325,7 @@ class Daemon:
             self.croupier.close()
         for helper in getattr(self, "helpers", []):
             helper.close()
-        for t in self._device_tasks:
-            t.cancel()
-        await asyncio.gather(*self._device_tasks, return_exceptions=True)
-        for r in self.devices.values():
-            r.close()
+        await self.device_set.stop()
         await self.pipeline.drain({"reason": "signal"})
         for t in self._tasks:
             t.cancel()
@@ -329,8 +334,7 @@ class Daemon:
         self.pipeline.close()
         # Sealed only when this process verified the chain and alone wrote to it since.
         self.journal.close(seal=self.pipeline.failed is None)
-        for close in self._closers:
-            close()
+        self.device_set.close()
         log.info("tabled stopped", last_seq=self.journal.last_seq)
 
     async def _close_sockets(self) -> None:
@@ -343,66 +347,10 @@ class Daemon:
 
     # -- devices ----------------------------------------------------------------------------
 
-    def _start_devices(self, devices: list[DeviceConfig]) -> None:
-        """Each device on the transport its driver's kind opens (``daemon/transports.py``)."""
-        self._device_tasks: list[asyncio.Task[Any]] = []
-        summary = getattr(self.table.game, "summary", None)
-        wiring = Wiring(
-            submit=self.pipeline.submit,
-            state=lambda: self.pipeline.state,
-            summary=None if summary is None else lambda: summary(self.pipeline.state.game),
-            listen=self.pipeline.listeners.append,
-            spawn=self._spawn_device_task,
-            closing=self._closers.append,
-            mono=self.clock.mono,
-        )
-        for dc in devices:
-            driver = driver_class(dc.driver)(self.s.device_options[dc.name])
-            runner = DeviceRunner(
-                dc.name,
-                driver,
-                self.pipeline.submit,
-                stale_after=dc.stale_after,
-                noise=rule_for(dc.noise_limit),
-                mono=self.clock.mono,
-                wall=self.clock.wall,
-            )
-            self._attach(dc, runner, start_device(dc, driver, runner, wiring))
-
-    def _spawn_device_task(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        """A device's or simulator's task: cancelled first at shutdown, before the drain."""
-        self._device_tasks.append(asyncio.create_task(coro, name=name))
-
-    def _attach(self, dc: DeviceConfig, runner: DeviceRunner, transport: Any) -> None:
-        """One device's runner on its transport, tapped for traces, running until shutdown."""
-        runner.transport = transport
-        runner.spec = dc.port
+    def _watch_device(self, dc: DeviceConfig, runner: DeviceRunner) -> None:
+        """Each device's frames and link changes, for ``tablectl trace``."""
         runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
         runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
-        self.devices[dc.name] = runner
-        self._spawn_device_task(transport.run(runner), f"device:{dc.name}")
-
-    def _device_actions(self, events: Any) -> None:
-        """Committed decisions that a device must hear: technicians' commands, void acknowledgements."""
-        for ev in events:
-            d = ev.data
-            runner = self.devices.get(d.get("device", ""))
-            if runner is None:
-                continue
-            if ev.type == "device.command":
-                encode = getattr(runner.driver, "encode_command", None)
-                text = d["command"]
-                data = (
-                    encode(text)
-                    if encode is not None
-                    else text.encode("ascii", "replace") + b"\r\n"
-                )
-                if not runner.send(data):
-                    log.warning("device command not sent: device not connected", device=runner.name)
-            elif ev.type == "spin.void" and d.get("acknowledge"):
-                ack = getattr(runner.driver, "void_acknowledgement", lambda: None)()
-                if ack:
-                    runner.send(ack)
 
     def _journal_state(self, ok: bool, error: str | None) -> None:
         """The journal cannot be told of its own failure: the bus and systemd are."""
@@ -535,15 +483,10 @@ class Daemon:
             if cmd == "devices":
                 return {"devices": [r.status() for r in self.devices.values()]}
             return await self._trace(args)
-        if cmd == "device.command" and str(args.get("device")) in self.devices:
-            # a driver with a binary protocol says which commands it can put on the wire;
-            # one it cannot encode is refused here, before anything is journaled
-            encode = getattr(self.devices[str(args["device"])].driver, "encode_command", None)
-            if encode is not None:
-                try:
-                    encode(str(args.get("command", "")))
-                except ValueError as e:
-                    raise ControlError(f"{args['device']}: {e}") from None
+        if cmd == "device.command":
+            refused = self.device_set.refusal(str(args.get("device")), str(args.get("command", "")))
+            if refused is not None:
+                raise ControlError(refused)
         if cmd in self.table.all_commands:
             actor = peer.actor(msg.get("actor"))  # a CURVE key's name when there is one
             fut = self.pipeline.submit(

@@ -1,4 +1,5 @@
-"""One configured device at runtime: transport + protocol + health + counters.
+"""The configured devices at runtime: each one's runner (transport + protocol + health +
+counters), and the set of them the daemon starts, feeds and stops (:class:`DeviceSet`).
 
 The runner is the transport's sink: it feeds bytes to a fresh protocol per
 connection, counts what comes back (frames, malformed, unknown), turns
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -21,6 +22,9 @@ from daemon.table import DeviceHealth, DeviceReading, Input
 from drivers.base import Driver, Protocol
 from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule
 from drivers.readings import DeviceReply, Malformed, Reading, Unknown
+
+if TYPE_CHECKING:
+    from daemon.config import DeviceConfig
 
 Tap = Callable[[str, bytes, float], None]
 
@@ -247,3 +251,117 @@ class DeviceRunner:
 
     def close(self) -> None:
         self._cancel_timers()
+
+
+class DeviceSet:
+    """The daemon's devices: each opened by its transport kind's factory
+    (``daemon/transports.py``), told the committed decisions meant for it, stopped
+    first at shutdown (no new readings), its simulator's pty closed last.
+
+    ``watch`` is called with each runner before it runs (the daemon taps it for traces).
+    """
+
+    def __init__(
+        self,
+        submit: Callable[..., Any],
+        state: Callable[[], Any],
+        summary: Callable[[], Mapping[str, Any]] | None,
+        listen: Callable[[Callable[[Sequence[Any]], None]], None],
+        *,
+        mono: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        from daemon.transports import Wiring
+
+        self.runners: dict[str, DeviceRunner] = {}
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._closers: list[Callable[[], None]] = []
+        self._submit = submit
+        self._mono, self._wall = mono, wall
+        self.wiring = Wiring(
+            submit=submit,
+            state=state,
+            summary=summary,
+            listen=listen,
+            spawn=self._spawn,
+            closing=self._closers.append,
+            mono=mono,
+        )
+
+    def start(
+        self,
+        devices: Sequence[DeviceConfig],
+        options: Mapping[str, Any],
+        watch: Callable[[DeviceConfig, DeviceRunner], None],
+    ) -> None:
+        from daemon.transports import start_device
+        from drivers.base import driver_class
+        from drivers.noise import rule_for
+
+        for dc in devices:
+            driver = driver_class(dc.driver)(options[dc.name])
+            runner = DeviceRunner(
+                dc.name,
+                driver,
+                self._submit,
+                stale_after=dc.stale_after,
+                noise=rule_for(dc.noise_limit),
+                mono=self._mono,
+                wall=self._wall,
+            )
+            runner.transport = start_device(dc, driver, runner, self.wiring)
+            runner.spec = dc.port
+            watch(dc, runner)
+            self.runners[dc.name] = runner
+            self._spawn(runner.transport.run(runner), f"device:{dc.name}")
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """A device's or simulator's task: cancelled first at shutdown, before the drain."""
+        self._tasks.append(asyncio.create_task(coro, name=name))
+
+    def refusal(self, device: str, command: str) -> str | None:
+        """Why ``command`` cannot go to ``device``'s wire, or None: a driver with a binary
+        protocol says which it can encode, so the rest is refused before it is journaled."""
+        runner = self.runners.get(device)
+        encode = None if runner is None else getattr(runner.driver, "encode_command", None)
+        if encode is not None:
+            try:
+                encode(command)
+            except ValueError as e:
+                return f"{device}: {e}"
+        return None
+
+    def on_events(self, events: Sequence[Any]) -> None:
+        """Committed decisions that a device must hear: technicians' commands, void acknowledgements."""
+        for ev in events:
+            d = ev.data
+            runner = self.runners.get(d.get("device", ""))
+            if runner is None:
+                continue
+            if ev.type == "device.command":
+                encode = getattr(runner.driver, "encode_command", None)
+                text = d["command"]
+                data = (
+                    encode(text)
+                    if encode is not None
+                    else text.encode("ascii", "replace") + b"\r\n"
+                )
+                if not runner.send(data):
+                    runner.log.warning("device command not sent: device not connected")
+            elif ev.type == "spin.void" and d.get("acknowledge"):
+                ack = getattr(runner.driver, "void_acknowledgement", lambda: None)()
+                if ack:
+                    runner.send(ack)
+
+    async def stop(self) -> None:
+        """No new readings: every transport and simulator task ends, every runner's timers."""
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for r in self.runners.values():
+            r.close()
+
+    def close(self) -> None:
+        """What the factories left to close once the journal is (a simulator's pty)."""
+        for close in self._closers:
+            close()
