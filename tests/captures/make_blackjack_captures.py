@@ -23,13 +23,8 @@ GS = "actor=gs1 role=dealer"
 
 
 class Table(Recorder):
-    def save(self, name: str, what: str) -> None:
-        head = [f"# {k}: {v}" for k, v in self.headers.items()]
-        head.insert(0, f"# what: {what}")
-        head.append(
-            "# source: tests/captures/make_blackjack_captures.py (simulator dealing to the real table)"
-        )
-        (HERE / name).write_text("\n".join(head + self.lines) + "\n")
+    folder = HERE
+    source = "tests/captures/make_blackjack_captures.py (simulator dealing to the real table)"
 
     def expects(self) -> dict[str, Any] | None:
         evs = self.events("table.expects")

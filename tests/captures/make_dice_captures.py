@@ -60,14 +60,12 @@ class DiceRecorder(Recorder):
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e.data for e in self.events(kind)]
 
+    folder = HERE
+    source = "tests/captures/make_dice_captures.py (simulator shaking for the real table)"
+
     def save(self, name: str, what: str) -> None:
         assert not self.replayer.stats.refused, self.replayer.stats.refused
-        head = [f"# {k}: {v}" for k, v in self.headers.items()]
-        head.insert(0, f"# what: {what}")
-        head.append(
-            "# source: tests/captures/make_dice_captures.py (simulator shaking for the real table)"
-        )
-        (HERE / name).write_text("\n".join(head + self.lines) + "\n")
+        super().save(name, what)
 
 
 def session(headers: dict[str, str], seed: int) -> DiceRecorder:

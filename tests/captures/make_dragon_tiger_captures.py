@@ -22,14 +22,8 @@ HERE = Path(__file__).parent / "dragon-tiger"
 
 
 class DragonTigerRecorder(Recorder):
-    def save(self, name: str, what: str) -> None:
-        head = [f"# {k}: {v}" for k, v in self.headers.items()]
-        head.insert(0, f"# what: {what}")
-        head.append(
-            "# source: tests/captures/make_dragon_tiger_captures.py "
-            "(simulator dealing to the real table)"
-        )
-        (HERE / name).write_text("\n".join(head + self.lines) + "\n")
+    folder = HERE
+    source = "tests/captures/make_dragon_tiger_captures.py (simulator dealing to the real table)"
 
     def draw_one(self, pace: float = 0.8) -> None:
         """The dealer draws one card of those due, and stops (to void a hand mid-deal)."""

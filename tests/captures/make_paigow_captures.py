@@ -45,13 +45,8 @@ class TileRecorder(Recorder):
         self.dice(faces)
         self.deal()
 
-    def save(self, name: str, what: str) -> None:
-        head = [f"# {k}: {v}" for k, v in self.headers.items()]
-        head.insert(0, f"# what: {what}")
-        head.append(
-            "# source: tests/captures/make_paigow_captures.py (simulator dealing to the real table)"
-        )
-        (HERE / name).write_text("\n".join(head + self.lines) + "\n")
+    folder = HERE
+    source = "tests/captures/make_paigow_captures.py (simulator dealing to the real table)"
 
 
 def session(headers: dict[str, str], seed: int) -> TileRecorder:

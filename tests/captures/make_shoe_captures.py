@@ -65,13 +65,15 @@ class Recorder:
     def events(self, kind: str) -> list[Any]:
         return [e for e in self.replayer.events if e.type == kind]
 
+    #: where a subclass's captures go, and the source line each names
+    folder = HERE
+    source = "tests/captures/make_shoe_captures.py (simulator dealing to the real table)"
+
     def save(self, name: str, what: str) -> None:
         head = [f"# {k}: {v}" for k, v in self.headers.items()]
         head.insert(0, f"# what: {what}")
-        head.append(
-            "# source: tests/captures/make_shoe_captures.py (simulator dealing to the real table)"
-        )
-        (HERE / name).write_text("\n".join(head + self.lines) + "\n")
+        head.append(f"# source: {self.source}")
+        (self.folder / name).write_text("\n".join(head + self.lines) + "\n")
 
 
 def session(headers: dict[str, str], sim_kw: dict[str, Any] | None = None) -> Recorder:
