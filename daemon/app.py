@@ -10,6 +10,10 @@ Devices are ``daemon/devices.py``'s :class:`~daemon.devices.DeviceSet`, each ope
 its transport kind's factory (``daemon/transports.py``). What stays here past 400 lines
 is the wiring and what only the daemon as a whole can answer: the start and stop order,
 its own control commands (status, devices, trace), the heartbeat and the watchdog.
+
+Why long: the start and stop order is one sequence that must be read in one place;
+its parts that are a job of their own (devices, transports, history check, metrics,
+hooks) already live in their modules.
 """
 
 from __future__ import annotations

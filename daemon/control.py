@@ -4,6 +4,8 @@ Its client, ``tablectl``'s, is ``daemon/control_client.py``. This module stays p
 400 lines as one job: the wire checks, the replay memory and the bind safety below all
 guard the same socket's requests, and split apart each would need the others' state.
 
+Why long: one socket's safety (wire checks, replay memory, bind), see above.
+
 The control socket of ``README.md``'s path of one reading. ``tablectl`` talks to ``tabled`` here (ipc by
 default). What the commands do, and who may issue them, is the handler's
 business; this module only moves requests and replies and keeps the socket

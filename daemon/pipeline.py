@@ -14,6 +14,10 @@ thread also publishes (``publishers``: the bus) the moment the commit returns,
 the very bytes it stored, before it tells the loop: the subscriber's copy does
 not wait for the loop to wake, and the loop is not woken just to publish. One
 queue in and one ``call_soon_threadsafe`` out per commit: no executor future.
+
+Why long: recovery, the decide/commit/publish loop and the writer thread share the
+state, the queue and the failure handling that make "commit before publish, nothing
+lost" hold; split, each would reach into the others' internals.
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ pyzmq/libzmq behaviour this module works around:
 * A JSON request nested deeper than Python's recursion limit makes msgspec
   raise ``RecursionError``, not ``DecodeError``: it is a refusal like any
   other bad request, never the end of the replay server.
+
+Why long: the fairness and back-pressure rules above are one stream's life (slot,
+query, send, wait, give up) and only hold together.
 """
 
 from __future__ import annotations

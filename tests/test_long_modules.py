@@ -14,22 +14,7 @@ LIMIT = 400
 MARK = re.compile(r"^(Why long: \S|.*\blong(er)?\b.*\bbecause\b)", re.M | re.I)
 
 #: being split by other work in flight: reported, not failed, until it lands
-SPLITTING: frozenset[str] = frozenset(
-    {
-        "daemon/app.py",
-        "daemon/bus.py",
-        "daemon/config.py",
-        "daemon/control.py",
-        "daemon/journal.py",
-        "daemon/pipeline.py",
-        "daemon/replay_server.py",  # of the bus split, still in flight (replay streaming)
-        "daemon/security.py",
-        "daemon/games/blackjack/table.py",
-        "daemon/games/paigow/table.py",
-        "daemon/games/sicbo/table.py",
-        "drivers/gpio_panel.py",
-    }
-)
+SPLITTING: frozenset[str] = frozenset()
 
 
 def unexplained(root: Path = ROOT) -> list[str]:
