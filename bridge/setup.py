@@ -26,11 +26,11 @@ from daemon import shipped
 from daemon.config import ConfigError
 from daemon.install import (
     CONF_DIR,
-    SYSUSERS,
     TMPFILES,
     SetupError,
     Step,
     Target,
+    account_steps,
     execute,
     remove_file,
     run_tool,
@@ -112,22 +112,7 @@ def install_steps(t: BridgeTarget, config: Path, start: bool = False) -> list[St
     etc = t.at(CONF_DIR)
     steps = [
         Step(f"validated {config} ({len(cfg.tables)} tables)"),
-        Step(
-            f"write {t.at(SYSUSERS)} (user tabled)",
-            write_file(
-                t.at(SYSUSERS), shipped.path("systemd", "tabled.sysusers.conf").read_text(), 0o644
-            ),
-        ),
-        Step(
-            "create the user: " + shown("systemd-sysusers", *ra, t.at(SYSUSERS)),
-            lambda: run_tool("systemd-sysusers", *ra, str(t.at(SYSUSERS))),
-        ),
-        Step(
-            f"write {t.at(TMPFILES)} (/etc/tabled 0750 root:tabled)",
-            write_file(
-                t.at(TMPFILES), shipped.path("systemd", "tabled.tmpfiles.conf").read_text(), 0o644
-            ),
-        ),
+        *account_steps(t),
         Step(
             f"install the config as {t.at(CONFIG)}",
             write_file(t.at(CONFIG), config.read_text(), 0o640),

@@ -140,12 +140,10 @@ def check_config(table: str, config: Path) -> str:
     return config.read_text(encoding="utf-8")
 
 
-def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
-    text = check_config(t.table, config)
-    unit = unit_text(tabled_binary())
+def account_steps(t: Target) -> list[Step]:
+    """The ``tabled`` user, its groups and ``/etc/tabled``: what a table and the bridge share."""
     ra = t.root_args()
-    steps = [
-        Step(f"validated {config} (table {t.table})"),
+    return [
         Step(
             f"write {t.at(SYSUSERS)} (user tabled, device groups)",
             write_file(
@@ -162,6 +160,16 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
                 t.at(TMPFILES), shipped.path("systemd", "tabled.tmpfiles.conf").read_text(), 0o644
             ),
         ),
+    ]
+
+
+def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
+    text = check_config(t.table, config)
+    unit = unit_text(tabled_binary())
+    ra = t.root_args()
+    steps = [
+        Step(f"validated {config} (table {t.table})"),
+        *account_steps(t),
         Step(
             f"install the config as {t.at(CONF_DIR)}/{t.table}.toml",
             write_file(t.at(f"{CONF_DIR}/{t.table}.toml"), text, 0o640),
