@@ -25,7 +25,8 @@ from test_security import LIMIT, TCP, TIME, Keys, _call, _echo, _sub, server_cur
 from zmq.utils.monitor import parse_monitor_message
 
 from daemon.bus import Bus
-from daemon.control import ControlClient, ControlServer, DaemonUnreachable
+from daemon.control import ControlServer
+from daemon.control_client import ControlClient, DaemonUnreachable
 from daemon.keys import create_curve
 from daemon.security import BUS_DOMAIN, CONTROL_DOMAIN, Authenticator, ClientCurve, read_cert
 from daemon.security.revoke import KeySource, Revocation
