@@ -13,6 +13,10 @@ running system's systemd and udev are then left alone.
 rules, snippets) go with the last table. The journal (``/var/lib/tabled/TABLE``)
 stays — it is the table's record — and so do the ``tabled`` user and groups,
 which may still own it.
+
+Why long: the install's steps and their undoing are read side by side (uninstall
+mirrors install step for step, and the bridge's installer reuses the account steps);
+the parser stays beside them because ``make man`` builds the page from it.
 """
 
 from __future__ import annotations
