@@ -14,7 +14,6 @@ credentials: remove them by hand).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -22,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bridge.config import BridgeConfig, load
-from daemon import shipped
 from daemon.config import ConfigError
 from daemon.install import (
     CONF_DIR,
@@ -31,10 +29,12 @@ from daemon.install import (
     Step,
     Target,
     account_steps,
+    console_script,
     execute,
     remove_file,
     run_tool,
     shown,
+    unit_text,
     verify_unit,
     write_file,
 )
@@ -66,18 +66,7 @@ def key_files(cfg: BridgeConfig) -> list[tuple[str, str, bool]]:
 
 
 def bridge_binary() -> Path:
-    exe = Path(sys.executable).parent / "tabled-bridge"
-    if not exe.is_file():
-        raise SetupError(f"{exe} not found: run it from the venv tabled is installed in")
-    return exe
-
-
-def unit_text(exec_start: Path) -> str:
-    text = shipped.path("systemd", "tabled-bridge.service").read_text(encoding="utf-8")
-    new, n = re.subn(r"^ExecStart=\S+", f"ExecStart={exec_start}", text, count=1, flags=re.M)
-    if n != 1:
-        raise SetupError("the shipped tabled-bridge.service has no ExecStart= line")
-    return new
+    return console_script("tabled-bridge")
 
 
 def _ids(root: Path, name: str) -> tuple[int, int]:
@@ -133,7 +122,8 @@ def install_steps(t: BridgeTarget, config: Path, start: bool = False) -> list[St
             lambda: run_tool("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
         ),
         Step(
-            f"write {t.at(UNIT)} (ExecStart={exe})", write_file(t.at(UNIT), unit_text(exe), 0o644)
+            f"write {t.at(UNIT)} (ExecStart={exe})",
+            write_file(t.at(UNIT), unit_text(exe, "tabled-bridge.service"), 0o644),
         ),
     ]
     if not t.offline:

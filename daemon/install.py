@@ -106,22 +106,26 @@ def remove_file(p: Path) -> Callable[[], None]:
     return lambda: p.unlink(missing_ok=True)
 
 
-def tabled_binary() -> Path:
-    """The ``tabled`` console script of the environment this command runs from."""
-    exe = Path(sys.executable).parent / "tabled"
+def console_script(name: str) -> Path:
+    """A console script of the environment this command runs from (its unit's ExecStart)."""
+    exe = Path(sys.executable).parent / name
     if not exe.is_file():
-        raise SetupError(f"{exe} not found: run tabled-setup from the venv tabled is installed in")
+        raise SetupError(f"{exe} not found: run this from the venv tabled is installed in")
     return exe
 
 
-def unit_text(exec_start: Path) -> str:
-    """The shipped unit with ``ExecStart=`` pointing at this installation."""
-    text = shipped.path("systemd", "tabled@.service").read_text(encoding="utf-8")
+def tabled_binary() -> Path:
+    return console_script("tabled")
+
+
+def unit_text(exec_start: Path, unit: str = "tabled@.service") -> str:
+    """The shipped ``unit`` with ``ExecStart=`` pointing at this installation."""
+    text = shipped.path("systemd", unit).read_text(encoding="utf-8")
     new, n = re.subn(
         r"^ExecStart=\S+", f"ExecStart={exec_start}", text, count=1, flags=re.MULTILINE
     )
     if n != 1:
-        raise SetupError("the shipped tabled@.service has no ExecStart= line")
+        raise SetupError(f"the shipped {unit} has no ExecStart= line")
     return new
 
 
