@@ -659,8 +659,8 @@ def test_a_clean_stop_leaves_a_seal_and_a_restart_skips_the_walk(tmp_path):
     assert recovered[1]["verified"] == 0
 
 
-def test_a_keyed_daemon_killed_mid_play_restarts_from_its_newest_proof(tmp_path):
-    """Real processes: SIGKILL (no seal), restart; the start walks from a stored proof."""
+def _keyed_daemon_killed_in_play(tmp_path: Path) -> Path:
+    """A daemon with a checkpoint key SIGKILLed (no seal) after 120 events; its config."""
     _, secret, _ = create_checkpoint(tmp_path, "cp")
     cfg = write_config(tmp_path, extra=f'[security]\ncheckpoint_key = "{secret}"\n')
     d = Daemon(cfg)
@@ -670,6 +670,12 @@ def test_a_keyed_daemon_killed_mid_play_restarts_from_its_newest_proof(tmp_path)
         d.kill()
     finally:
         d.close()
+    return cfg
+
+
+def test_a_keyed_daemon_killed_mid_play_restarts_from_its_newest_proof(tmp_path):
+    """Real processes: SIGKILL (no seal), restart; the start walks from a stored proof."""
+    cfg = _keyed_daemon_killed_in_play(tmp_path)
     d = Daemon(cfg)
     try:
         d.start()
@@ -702,15 +708,7 @@ def test_an_old_row_edited_in_place_stops_a_keyed_daemon_soon_after_its_start(tm
     """The keyed start skips re-hashing the rows before its proof; the history check after
     READY re-hashes them, stops the daemon loudly, and keeps later starts out (issue 18,
     break 2, with a checkpoint key)."""
-    _, secret, _ = create_checkpoint(tmp_path, "cp")
-    cfg = write_config(tmp_path, extra=f'[security]\ncheckpoint_key = "{secret}"\n')
-    d = Daemon(cfg)
-    try:
-        d.start()
-        Follower(*endpoints(cfg), table="it").until(lambda e: e.seq >= 120, 30)
-        d.kill()
-    finally:
-        d.close()
+    cfg = _keyed_daemon_killed_in_play(tmp_path)
     path = tmp_path / "state" / "journal.sqlite"
     db = sqlite3.connect(path)
     db.execute("UPDATE events SET body = replace(body, '\"seq\":6,', '\"seq\":6, ') WHERE seq = 6")
