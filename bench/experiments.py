@@ -18,6 +18,9 @@ Experiments:
 * ``inline-commit``: the journal append in the loop thread (bench.variant),
   with the same stage stamps;
 * ``log-warning``: ``[log] level = "warning"``: no info line per event;
+* ``cpu-profile``: tabled as it is, cProfile on the loop's thread timed by its CPU clock
+  (bench.variant); the stats of the last run are printed (top 25 by own time) and kept in
+  bench/results/loop-<mode>.prof (``python -m pstats`` reads them);
 * ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
   systemd's ``CPUAffinity=`` would): its threads hand off without waking
   another CPU.
@@ -40,6 +43,7 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
     "inline-commit": {"variant": "inline-commit+timeline"},
     "log-warning": {"log_level": "warning"},
     "one-cpu": {"cpus": "1"},
+    "cpu-profile": {"variant": "cpu-profile"},
 }
 
 
@@ -83,10 +87,19 @@ def main() -> int:
             print(
                 f"{name:24} {mode:6} {med['p50']:6.2f} {med['p99']:6.2f} {med['p99_9']:6.2f} {rsub:13.2f} {cpu:13.1f} {load:10.2f}"
             )
+            if rs[-1].get("cpu_profile"):
+                _print_profile(ROOT / rs[-1]["cpu_profile"])
             for k, x in (rs[-1].get("stages_ms") or {}).items():
                 print(f"    {k:32} p50 {x['p50']:7.3f}  p99 {x['p99']:7.3f}  mean {x['mean']:7.3f}")
     (ROOT / "bench" / "results" / "experiments.json").write_text(json.dumps(out, indent=1) + "\n")
     return 0
+
+
+def _print_profile(path: Any) -> None:
+    import pstats
+
+    print(f"    the loop's CPU, by own time ({path.relative_to(ROOT)}):")
+    pstats.Stats(str(path)).sort_stats("tottime").print_stats(25)
 
 
 if __name__ == "__main__":

@@ -361,6 +361,7 @@ def run_one(
         loadr = load.result()
         daemon.finish()
         timeline = _read_timeline(daemon.cfg.parent / "timeline.json")
+        cprofile = _keep_profile(daemon.cfg.parent / "loop.prof", gap)
     finally:
         daemon.close()
         floor.close()
@@ -409,6 +410,7 @@ def run_one(
     cpu = cpu1 - cpu0
     o, fl = summary_ms(ours), summary_ms(floor_lat)
     return {
+        **({"cpu_profile": cprofile} if cprofile else {}),
         "gap_s": gap,
         "frames": len(all_frames),
         "events": events,
@@ -438,6 +440,16 @@ def run_one(
         "tabled_peak_rss_kib": mem1.get("VmHWM"),
         "machine_load": loadr,
     } | ({"stages_ms": stages} if stages is not None else {})
+
+
+def _keep_profile(path: Path, gap: float | None) -> str | None:
+    """The loop's CPU profile (bench.variant ``cpu-profile``), kept where the results go."""
+    if not path.exists():
+        return None
+    kept = proc.ROOT / "bench" / "results" / f"loop-{'full' if gap is None else 'paced'}.prof"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(path.read_bytes())
+    return str(kept.relative_to(proc.ROOT))
 
 
 def _read_timeline(path: Path) -> dict[str, Any] | None:

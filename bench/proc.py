@@ -164,6 +164,8 @@ class DaemonProcess:
         self.env: dict[str, str] = {}
         if variant is not None and "timeline" in variant:
             self.env["BENCH_TIMELINE"] = str(config.parent / "timeline.json")
+        if variant == "cpu-profile":
+            self.env["BENCH_CPROFILE"] = str(config.parent / "loop.prof")
         if variant is not None:
             self.argv = [sys.executable, "-m", "bench.variant", variant, "--config", str(config)]
         if cpus is not None:

@@ -13,6 +13,9 @@ touched) the way the proposed change would behave:
   stage (``time.monotonic_ns``, the benchmark's clock) and the stamps are
   written at exit to the file named by ``$BENCH_TIMELINE``;
 * ``inline-commit+timeline``: both;
+* ``cpu-profile``: no change in behaviour; cProfile on the event loop's thread, timed
+  by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
+  stats go at exit to the file named by ``$BENCH_CPROFILE``;
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -78,10 +81,29 @@ def _timeline() -> None:
     atexit.register(dump)
 
 
+def _cpu_profile() -> None:
+    import atexit
+    import cProfile
+    import os
+    import time
+
+    prof = cProfile.Profile(time.thread_time)
+    prof.enable()
+
+    def dump() -> None:
+        prof.disable()
+        path = os.environ.get("BENCH_CPROFILE")
+        if path:
+            prof.dump_stats(path)
+
+    atexit.register(dump)
+
+
 VARIANTS: dict[str, Callable[[], None]] = {
     "inline-commit": _inline_commit,
     "timeline": _timeline,
     "inline-commit+timeline": lambda: (_inline_commit(), _timeline()) and None,
+    "cpu-profile": _cpu_profile,
     "none": lambda: None,
 }
 

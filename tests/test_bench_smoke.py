@@ -80,14 +80,16 @@ def _variant_run(variant: str, where: Path) -> tuple[int, Path]:
     d = proc.DaemonProcess(cfg, log=where / "daemon.log", variant=variant)
     try:
         d.start()
-        return d.stop(), cfg.parent / "timeline.json"
+        return d.stop(), cfg.parent
     finally:
         d.close()
         pty.close()
         proc.cleanup(where / "state", ep)
 
 
-@pytest.mark.parametrize("variant", ["none", "inline-commit", "timeline", "inline-commit+timeline"])
+@pytest.mark.parametrize(
+    "variant", ["none", "inline-commit", "timeline", "inline-commit+timeline", "cpu-profile"]
+)
 def test_every_experiment_variant_starts_commits_and_stops(tmp_path: Path, variant: str) -> None:
     """bench/variant.py (run only by ``python -m bench.experiments``): each variant's patch
     still fits the daemon it patches — READY, ``daemon.started`` committed and published
@@ -95,8 +97,16 @@ def test_every_experiment_variant_starts_commits_and_stops(tmp_path: Path, varia
     from bench.variant import VARIANTS
 
     assert variant in VARIANTS
-    code, timeline = _variant_run(variant, tmp_path)
+    code, where = _variant_run(variant, tmp_path)
+    timeline, prof = where / "timeline.json", where / "loop.prof"
     assert code == 0, (tmp_path / "daemon.log").read_text()[-3000:]
+    if variant == "cpu-profile":  # the loop's profile holds the commit of daemon.started
+        import pstats
+
+        funcs = {f"{file}:{name}" for file, _, name in pstats.Stats(str(prof)).stats}
+        assert any(f.endswith("pipeline.py:_commit") for f in funcs), sorted(funcs)[:20]
+    else:
+        assert not prof.exists()
     if "timeline" in variant:
         rec = json.loads(timeline.read_text())
         assert set(rec) == {"process", "append", "publish", "listeners"}
@@ -108,4 +118,10 @@ def test_every_experiment_variant_starts_commits_and_stops(tmp_path: Path, varia
 def test_the_variant_list_is_what_the_smoke_runs() -> None:
     from bench.variant import VARIANTS
 
-    assert set(VARIANTS) == {"none", "inline-commit", "timeline", "inline-commit+timeline"}
+    assert set(VARIANTS) == {
+        "none",
+        "inline-commit",
+        "timeline",
+        "inline-commit+timeline",
+        "cpu-profile",
+    }
