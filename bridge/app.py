@@ -51,9 +51,17 @@ def _show(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """``tabled-bridge``'s commands, and its man page (``daemon/manpages.py``)."""
     p = argparse.ArgumentParser(
-        prog="tabled-bridge", description="Carry a floor of tabled tables into NATS JetStream."
+        prog="tabled-bridge",
+        description="Carry a floor of tabled tables into NATS JetStream.",
+        epilog=(
+            "Exit status: 0 after a clean stop; 1 when it cannot run (a NATS server that "
+            "refuses the login or is not trusted, a status that cannot be read), with one "
+            "line saying why; 2 when the config is refused, naming the file, the key and "
+            "what is wrong. Run by systemd as tabled-bridge.service (`tabled-bridge install`)."
+        ),
     )
     p.add_argument(
         "--config", type=Path, help="the bridge's TOML file (docs/floor.md); all but uninstall"
@@ -77,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         parents=[setup],
         help="disable the bridge and remove its config and unit (key files stay)",
     )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     if args.cmd in ("install", "uninstall"):
         from bridge import setup as bridge_setup

@@ -585,13 +585,33 @@ def default_config() -> str:
     return os.environ.get("TABLED_CONFIG") or DEFAULT_CONFIG
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="tabled", description="Table controller daemon")
+def build_parser() -> argparse.ArgumentParser:
+    """``tabled``'s options, and its man page (``daemon/manpages.py``)."""
+    p = argparse.ArgumentParser(
+        prog="tabled",
+        description=(
+            "Table controller daemon: reads the table's devices, applies the game's rules, "
+            "journals every event and publishes it on the table's ZeroMQ bus. Run by "
+            "systemd as tabled@TABLE.service; `tablectl` talks to it."
+        ),
+        epilog=(
+            "Exit status: 0 after a clean stop (SIGTERM or SIGINT: the queued inputs are "
+            "committed, then daemon.stopped); 1 when it cannot run or must stop (a journal "
+            "that is damaged or refuses a write that retrying cannot mend, a socket it cannot "
+            "bind), with one line saying why; 2 when the config is refused, naming the file, "
+            "the key and what is wrong. Environment: TABLED_CONFIG, the config when --config "
+            "is not given; NOTIFY_SOCKET, systemd's READY, WATCHDOG and STATUS notifications."
+        ),
+    )
     p.add_argument(
         "--config", default=None, help=f"table config (default: $TABLED_CONFIG or {DEFAULT_CONFIG})"
     )
     p.add_argument("--version", action="version", version=f"tabled {package_version()}")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     path = a.config or default_config()
     try:
         settings = load(path)

@@ -40,7 +40,7 @@ UNIT = "etc/systemd/system/tabled@.service"
 RULES = "etc/udev/rules.d/99-tabled.rules"
 MAN = "usr/local/share/man/man1"
 #: the pages the package ships (``docs/man``, ``daemon/manpages.py``)
-MAN_PAGES = ("tablectl", "tabled-setup")
+MAN_PAGES = ("tabled", "tablectl", "tabled-setup", "tabled-bridge")
 CONF_DIR = "etc/tabled"
 STATE_DIR = "var/lib/tabled"
 

@@ -25,6 +25,18 @@ from pathlib import Path
 MANUAL = "tabled manual"
 
 
+def _tabled() -> argparse.ArgumentParser:
+    from daemon.app import build_parser
+
+    return build_parser()
+
+
+def _bridge() -> argparse.ArgumentParser:
+    from bridge.app import build_parser
+
+    return build_parser()
+
+
 def _tablectl() -> argparse.ArgumentParser:
     from daemon.cli import parser
 
@@ -39,8 +51,10 @@ def _setup() -> argparse.ArgumentParser:
 
 #: page name → its command's parser and the NAME line's few words (whatis(1), apropos(1))
 PAGES: dict[str, tuple[Callable[[], argparse.ArgumentParser], str]] = {
+    "tabled": (_tabled, "the table controller daemon: devices, game rules, journal, event bus"),
     "tablectl": (_tablectl, "talk to a table's tabled, check its journal, config and devices"),
     "tabled-setup": (_setup, "install a table on this PC from the installed tabled, or remove it"),
+    "tabled-bridge": (_bridge, "carry a floor of tables' events into NATS JetStream"),
 }
 
 

@@ -185,8 +185,7 @@ def test_install_then_uninstall_a_table_of_demo_shape(tmp_path):
         "etc/udev/rules.d/99-tabled.rules.dist",
         "etc/sysusers.d/tabled.conf",
         "etc/tmpfiles.d/tabled.conf",
-        "usr/local/share/man/man1/tablectl.1",
-        "usr/local/share/man/man1/tabled-setup.1",
+        *(f"usr/local/share/man/man1/{name}.1" for name in install.MAN_PAGES),
     ):
         assert not (pc / gone).exists(), f"uninstall left {gone}"
     assert journal.read_bytes() == b"the record"
