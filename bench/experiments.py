@@ -21,6 +21,9 @@ Experiments:
 * ``cpu-profile``: tabled as it is, cProfile on the loop's thread timed by its CPU clock
   (bench.variant); the stats of the last run are printed (top 25 by own time) and kept in
   bench/results/loop-<mode>.prof (``python -m pstats`` reads them);
+* ``durable-floor``: tabled as it is against the durable relay (bench/relay.py with a
+  journal: a SQLite commit per read, on one thread, before the publish): the least a
+  process that commits every reading before publishing it costs;
 * ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
   systemd's ``CPUAffinity=`` would): its threads hand off without waking
   another CPU.
@@ -44,6 +47,7 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
     "log-warning": {"log_level": "warning"},
     "one-cpu": {"cpus": "1"},
     "cpu-profile": {"variant": "cpu-profile"},
+    "durable-floor": {"durable_floor": True},
 }
 
 
@@ -65,6 +69,7 @@ def main() -> int:
     out: dict[str, Any] = {}
     print(
         f"\n{'':24} {'mode':6} {'p50':>6} {'p99':>6} {'p99.9':>6} {'read→sub p50':>13} {'CPU us/event':>13} {'other load':>10}"
+        f" {'floor p99':>9} {'floor CPU us/frame':>18}"
     )
     for name, modes in runs.items():
         out[name] = {}
@@ -77,15 +82,20 @@ def main() -> int:
             )
             cpu = statistics.median(r["tabled_cpu_us_per_event"] for r in rs)
             load = statistics.median(r["machine_load"]["other_cores"] for r in rs)
+            fp99 = statistics.median(r["floor_ms"]["p99"] for r in rs)
+            fcpu = statistics.median(r["floor_cpu_us_per_frame"] for r in rs)
             out[name][mode] = {
                 "median_ms": med,
                 "read_to_sub_p50_ms": rsub,
                 "cpu_us_per_event": cpu,
                 "other_cores": load,
+                "floor_p99_ms": fp99,
+                "floor_cpu_us_per_frame": fcpu,
                 "runs": rs,
             }
             print(
                 f"{name:24} {mode:6} {med['p50']:6.2f} {med['p99']:6.2f} {med['p99_9']:6.2f} {rsub:13.2f} {cpu:13.1f} {load:10.2f}"
+                f" {fp99:9.2f} {fcpu:18.1f}"
             )
             if rs[-1].get("cpu_profile"):
                 _print_profile(ROOT / rs[-1]["cpu_profile"])

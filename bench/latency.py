@@ -235,14 +235,24 @@ class DaemonTarget:
 
 
 class FloorTarget:
-    """The bare relay on its own pty: lines in, the same bytes out on PUB."""
+    """The bare relay on its own pty: lines in, the same bytes out on PUB.
 
-    def __init__(self, loop: Loop) -> None:
+    ``journal``: the durable relay (a SQLite commit per read before the publish).
+    """
+
+    def __init__(self, loop: Loop, journal: Path | None = None) -> None:
         self.loop = loop
         self.pty = proc.Pty()
         endpoint = f"tcp://127.0.0.1:{proc.free_port()}"
         self.relay = subprocess.Popen(
-            [sys.executable, "-m", "bench.relay", self.pty.path, endpoint],
+            [
+                sys.executable,
+                "-m",
+                "bench.relay",
+                self.pty.path,
+                endpoint,
+                *([str(journal)] if journal is not None else []),
+            ],
             cwd=proc.ROOT,
             stdout=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -330,11 +340,13 @@ def run_one(
 
     ``opts``: ``variant``, ``cpus``, ``log_level`` for experiments (bench.experiments);
     ``snapshot_every`` (the smoke's runs are short: it snapshots often, so the snapshot
-    events a long run meets are met there too).
+    events a long run meets are met there too); ``durable_floor``: the floor is the
+    durable relay, its journal in the daemon's scratch folder.
     """
     loop = Loop()
+    durable = opts.pop("durable_floor", False)
     daemon = DaemonTarget(loop, sess, profile, **opts)
-    floor = FloorTarget(loop)
+    floor = FloorTarget(loop, daemon.where / "relay.sqlite" if durable else None)
     rng_d, rng_f = random.Random(1), random.Random(1)
     try:
         floor.start()

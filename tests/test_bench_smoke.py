@@ -125,3 +125,52 @@ def test_the_variant_list_is_what_the_smoke_runs() -> None:
         "inline-commit+timeline",
         "cpu-profile",
     }
+
+
+def test_the_durable_relay_commits_each_read_before_it_publishes(tmp_path: Path) -> None:
+    """bench/relay.py with a journal (``bench.experiments durable-floor``, not in the smoke):
+    every byte published was committed first, as one row per read."""
+    import sqlite3
+
+    import zmq
+
+    from bench import proc
+
+    pty = proc.Pty()
+    endpoint = f"tcp://127.0.0.1:{proc.free_port()}"
+    db = tmp_path / "relay.sqlite"
+    relay = subprocess.Popen(
+        [sys.executable, "-m", "bench.relay", pty.path, endpoint, str(db)],
+        cwd=proc.ROOT,
+        stdout=subprocess.PIPE,
+    )
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    try:
+        assert relay.stdout is not None and relay.stdout.readline().strip() == b"ready"
+        sub.subscribe(b"")
+        sub.connect(endpoint)
+        got = b""
+        lines = [b"SYNC\r\n", b"C AS\r\n", b"C KH\r\n"]
+        # the subscription is live once a sync line comes back; the cards follow it
+        while not got:
+            pty.write(lines[0])
+            if sub.poll(200):
+                got = sub.recv_multipart()[0]
+        for line in lines[1:]:
+            pty.write(line)
+            assert sub.poll(10_000), "the relay did not publish"
+            got += sub.recv_multipart()[0]
+        with sqlite3.connect(db) as c:
+            stored = b"".join(r[0] for r in c.execute("SELECT body FROM readings ORDER BY seq"))
+        assert got.endswith(b"C AS\r\nC KH\r\n")
+        # every published byte is in a committed row, in order (sync lines sent before the
+        # subscription was live were stored and not received)
+        assert stored.endswith(got)
+        assert set(stored[: len(stored) - len(got)].splitlines()) <= {b"SYNC"}
+    finally:
+        sub.close(0)
+        ctx.term()
+        relay.terminate()
+        relay.wait(10)
+        pty.close()
