@@ -50,7 +50,7 @@ import asyncio
 import contextlib
 import os
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,6 +60,7 @@ import zmq
 import zmq.asyncio
 
 from daemon.ipc import EndpointError, bind, ipc_path, prepare_ipc, probe_unix
+from daemon.zmq_loop import LoopSocket, Message
 
 if TYPE_CHECKING:
     from daemon.security import ServerCurve
@@ -218,8 +219,8 @@ class ControlServer:
             ("requests", "bad_requests", "too_large", "replayed", "unauthenticated"), 0
         )
         self._seen: OrderedDict[tuple[Any, ...], _Seen] = OrderedDict()
-        self._sock: zmq.asyncio.Socket | None = None
-        self._server: asyncio.Task[None] | None = None
+        self._sock: zmq.Socket[Any] | None = None
+        self._reader: LoopSocket | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._ipc_inode: tuple[int, int] | None = None
         self._peer_transport = _transport(endpoint)
@@ -234,7 +235,9 @@ class ControlServer:
             raise EndpointError(
                 f"another process listens on {self.endpoint} and does not answer as tabled"
             )
-        sock = self.ctx.socket(zmq.ROUTER)
+        # a plain socket read by the loop (daemon/zmq_loop.py): zmq.asyncio's futures
+        # cost more than the rest of a command's handling
+        sock: zmq.Socket[Any] = self.ctx.socket(zmq.ROUTER, socket_class=zmq.Socket)
         try:
             sock.setsockopt(zmq.LINGER, self.linger_ms)
             # up to twice max_message is read and answered "too large"; beyond,
@@ -264,19 +267,22 @@ class ControlServer:
             sock.close(linger=0)
             raise
         self._sock = sock
-        self._server = asyncio.create_task(self._serve(), name=f"control {self.endpoint}")
+        self._reader = LoopSocket(sock, self._on_request, copy=self.curve is None)
+        self._reader.start()
 
     async def close(self) -> None:
-        tasks = [t for t in (self._server, *self._tasks) if t is not None]
+        if self._reader is not None:  # nothing new is read from here on
+            self._reader.stop()
+        tasks = list(self._tasks)
         for t in tasks:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        self._server = None
         self._tasks.clear()
-        if self._sock is not None:
-            self._sock.close(linger=self.linger_ms)
-            self._sock = None
+        if self._reader is not None:
+            self._reader.close(linger=self.linger_ms)
+            self._reader = None
+        self._sock = None
         path = ipc_path(self.endpoint)
         if path is not None and self._ipc_inode is not None:
             # only our own file: never one another daemon bound since
@@ -286,39 +292,46 @@ class ControlServer:
                     os.unlink(path)
             self._ipc_inode = None
 
-    async def _serve(self) -> None:
-        sock = self._sock
-        assert sock is not None
-        while True:
-            zframes = await sock.recv_multipart(copy=False)
-            user = role = None
-            if self.curve is not None:  # set by our ZAP handler for this connection
-                user = _frame_property(zframes[-1], "User-Id")
-                role = _frame_property(zframes[-1], "X-Role")
-            frames = [f.bytes for f in zframes]
-            identity, rest = frames[0], frames[1:]
-            envelope: list[bytes] = []
-            if len(rest) >= 2 and rest[0] == b"":  # a REQ client's delimiter
-                envelope, rest = [b""], rest[1:]
-            peer = Peer(identity=identity, transport=self._peer_transport, user=user, role=role)
-            if len(self._tasks) >= self.MAX_IN_FLIGHT:
-                await self._reply(
-                    identity,
-                    envelope,
-                    {"ok": False, "error": "busy: too many requests in progress, try again"},
-                )
-                continue
-            task = asyncio.create_task(self._answer(peer, envelope, rest))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+    def _on_request(self, msg: Message) -> None:
+        """One message from the socket (in the reader callback): refused or answered at
+        once when no handler is needed, else handed to a task that runs the handler."""
+        user = role = None
+        if self.curve is not None:  # set by our ZAP handler for this connection
+            user = _frame_property(msg[-1], "User-Id")
+            role = _frame_property(msg[-1], "X-Role")
+            frames: list[bytes] = [f.bytes for f in msg]
+        else:
+            frames = msg
+        identity, rest = frames[0], frames[1:]
+        envelope: list[bytes] = []
+        if len(rest) >= 2 and rest[0] == b"":  # a REQ client's delimiter
+            envelope, rest = [b""], rest[1:]
+        try:
+            self._dispatch(
+                Peer(identity=identity, transport=self._peer_transport, user=user, role=role),
+                envelope,
+                rest,
+            )
+        except Exception as e:  # a bug here must not cost the client its reply
+            log.exception("control request failed", peer=identity)
+            self._reply(
+                identity, envelope, {"ok": False, "error": f"internal error: {type(e).__name__}"}
+            )
 
-    async def _answer(self, peer: Peer, envelope: list[bytes], frames: list[bytes]) -> None:
+    def _dispatch(self, peer: Peer, envelope: list[bytes], frames: list[bytes]) -> None:
         identity = peer.identity
+        if len(self._tasks) >= self.MAX_IN_FLIGHT:
+            self._reply(
+                identity,
+                envelope,
+                {"ok": False, "error": "busy: too many requests in progress, try again"},
+            )
+            return
         self.counters["requests"] += 1
         size = sum(len(f) for f in frames)
         if size > self.max_message:
             self.counters["too_large"] += 1
-            await self._reply(
+            self._reply(
                 identity,
                 envelope,
                 {
@@ -331,12 +344,12 @@ class ControlServer:
             req = parse_request(frames)
         except _BadRequest as e:
             self.counters["bad_requests"] += 1
-            await self._reply(identity, envelope, {"ok": False, "error": str(e), "id": e.req_id})
+            self._reply(identity, envelope, {"ok": False, "error": str(e), "id": e.req_id})
             return
         req_id = req.get("id")
         if self.curve is not None and (peer.user is None or peer.role is None):
             self.counters["unauthenticated"] += 1
-            await self._reply(
+            self._reply(
                 identity,
                 envelope,
                 {"ok": False, "error": "not authenticated: no CURVE key name/role", "id": req_id},
@@ -349,27 +362,46 @@ class ControlServer:
             earlier = self._recall(key)
             if earlier is not None:
                 if earlier.digest != digest:
-                    payload = _encoder.encode(
-                        {
-                            "ok": False,
-                            "error": f"request id {req_id!r} was already used for another "
-                            "request: use a new id for each request",
-                            "id": req_id,
-                        }
+                    self._send(
+                        identity,
+                        envelope,
+                        _encoder.encode(
+                            {
+                                "ok": False,
+                                "error": f"request id {req_id!r} was already used for another "
+                                "request: use a new id for each request",
+                                "id": req_id,
+                            }
+                        ),
                     )
-                else:
-                    self.counters["replayed"] += 1
-                    log.info("replayed control request answered from memory", id=req_id)
-                    payload = await asyncio.shield(earlier.reply)
-                await self._send(identity, envelope, payload)
+                    return
+                self.counters["replayed"] += 1
+                log.info("replayed control request answered from memory", id=req_id)
+                if earlier.reply.done():
+                    self._send(identity, envelope, earlier.reply.result())
+                else:  # the first is still running: its reply, when there is one
+                    self._spawn(self._answer_again(identity, envelope, earlier))
                 return
             loop = asyncio.get_running_loop()
             seen = _Seen(digest, loop.create_future(), loop.time())
             self._remember(key, seen)
+        self._spawn(self._answer(peer, envelope, req, seen))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(
+        self, peer: Peer, envelope: list[bytes], req: dict[str, Any], seen: _Seen | None
+    ) -> None:
         payload = await self._run(req, peer)
         if seen is not None and not seen.reply.done():
             seen.reply.set_result(payload)
-        await self._send(identity, envelope, payload)
+        self._send(peer.identity, envelope, payload)
+
+    async def _answer_again(self, identity: bytes, envelope: list[bytes], earlier: _Seen) -> None:
+        self._send(identity, envelope, await asyncio.shield(earlier.reply))
 
     def _recall(self, key: tuple[Any, ...]) -> _Seen | None:
         now = asyncio.get_running_loop().time()
@@ -409,16 +441,16 @@ class ControlServer:
             )
         return payload
 
-    async def _reply(self, identity: bytes, envelope: list[bytes], reply: dict[str, Any]) -> None:
+    def _reply(self, identity: bytes, envelope: list[bytes], reply: dict[str, Any]) -> None:
         reply.setdefault("id", None)
-        await self._send(identity, envelope, _encoder.encode(reply))
+        self._send(identity, envelope, _encoder.encode(reply))
 
-    async def _send(self, identity: bytes, envelope: list[bytes], payload: bytes) -> None:
-        sock = self._sock
-        if sock is None:
+    def _send(self, identity: bytes, envelope: list[bytes], payload: bytes) -> None:
+        reader = self._reader
+        if reader is None or reader.closed:
             return
         try:
-            await sock.send_multipart([identity, *envelope, payload], flags=zmq.NOBLOCK)
+            reader.send([identity, *envelope, payload])
         except zmq.ZMQError as e:  # EHOSTUNREACH: client gone; EAGAIN: it doesn't read
             log.warning("control reply undeliverable", reason=e.strerror)
 

@@ -279,3 +279,116 @@ async def test_oversized_request_is_dropped_by_the_socket(ctx, rundir):
         assert (await call(s.endpoint, "echo", pad="x" * 100))["args"]["pad"] == "x" * 100
     finally:
         await s.close()
+
+
+class Held:
+    """A handler whose ``hold`` commands wait until released: requests in progress."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.waiting = 0
+        self.all_waiting = asyncio.Event()
+        self.want = 0
+        self.cancelled = 0
+
+    async def __call__(self, req: dict[str, Any], peer: Peer) -> dict[str, Any]:
+        if req["cmd"] != "hold":
+            return await handler(req, peer)
+        self.waiting += 1
+        if self.waiting >= self.want:
+            self.all_waiting.set()
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        return {"held": req["args"]["n"]}
+
+
+def _dealer(ctx: zmq.asyncio.Context, endpoint: str) -> zmq.asyncio.Socket:
+    d = ctx.socket(zmq.DEALER)
+    d.setsockopt(zmq.LINGER, 0)
+    d.connect(endpoint)
+    return d
+
+
+async def test_more_than_max_in_flight_gets_busy_and_the_rest_are_answered(ctx, rundir):
+    held = Held()
+    held.want = ControlServer.MAX_IN_FLIGHT
+    s = ControlServer(ctx, f"ipc://{rundir}/control.sock", held)
+    await s.start()
+    d = _dealer(ctx, s.endpoint)
+    try:
+        for n in range(ControlServer.MAX_IN_FLIGHT):
+            await d.send(msgspec.json.encode({"cmd": "hold", "args": {"n": n}, "id": n}))
+        await asyncio.wait_for(held.all_waiting.wait(), LIMIT)
+        await d.send(msgspec.json.encode({"cmd": "echo", "id": "one more"}))
+        busy = msgspec.json.decode(await asyncio.wait_for(d.recv(), LIMIT))
+        assert busy == {
+            "ok": False,
+            "error": "busy: too many requests in progress, try again",
+            "id": None,
+        }
+        held.release.set()
+        replies = [
+            msgspec.json.decode(await asyncio.wait_for(d.recv(), LIMIT))
+            for _ in range(ControlServer.MAX_IN_FLIGHT)
+        ]
+        assert sorted(r["id"] for r in replies) == list(range(ControlServer.MAX_IN_FLIGHT))
+        assert all(r["ok"] and r["result"] == {"held": r["id"]} for r in replies)
+        assert s.counters["requests"] == ControlServer.MAX_IN_FLIGHT
+        # a slot is free again: the same request now runs
+        await d.send(msgspec.json.encode({"cmd": "echo", "id": "again"}))
+        again = msgspec.json.decode(await asyncio.wait_for(d.recv(), LIMIT))
+        assert again["ok"] and again["id"] == "again"
+    finally:
+        d.close(0)
+        await s.close()
+
+
+async def test_a_burst_from_several_clients_gets_one_reply_each(server, ctx):
+    """More requests at once than one wake of the reader takes (daemon/zmq_loop.py's
+    batch): each gets exactly one reply, its answer, its error or ``busy`` (more than
+    MAX_IN_FLIGHT at once, as before), and the server answers normally after."""
+    dealers = [_dealer(ctx, server.endpoint) for _ in range(3)]
+    busy = "busy: too many requests in progress, try again"
+    try:
+        for i in range(150):
+            for k, d in enumerate(dealers):
+                if i % 10 == 0:
+                    await d.send(b"not json")
+                else:
+                    await d.send(
+                        msgspec.json.encode({"cmd": "echo", "args": {"i": i}, "id": f"{k}-{i}"})
+                    )
+        for k, d in enumerate(dealers):
+            replies = [
+                msgspec.json.decode(await asyncio.wait_for(d.recv(), LIMIT)) for _ in range(150)
+            ]
+            good = [r["id"] for r in replies if r["ok"]]
+            assert len(good) == len(set(good))
+            assert set(good) <= {f"{k}-{i}" for i in range(150) if i % 10}
+            assert all(
+                r["error"] == busy or "not JSON" in r["error"] for r in replies if not r["ok"]
+            )
+        assert (await call(server.endpoint, "echo", after="burst"))["args"] == {"after": "burst"}
+    finally:
+        for d in dealers:
+            d.close(0)
+
+
+async def test_close_with_a_command_in_progress_cancels_it_and_leaves_nothing(ctx, rundir):
+    held = Held()
+    held.want = 1
+    path = f"{rundir}/control.sock"
+    s = ControlServer(ctx, f"ipc://{path}", held)
+    await s.start()
+    d = _dealer(ctx, s.endpoint)
+    try:
+        await d.send(msgspec.json.encode({"cmd": "hold", "args": {"n": 1}}))
+        await asyncio.wait_for(held.all_waiting.wait(), LIMIT)
+        await asyncio.wait_for(s.close(), LIMIT)
+        assert held.cancelled == 1
+        assert not os.path.exists(path)
+    finally:
+        d.close(0)
