@@ -36,7 +36,7 @@ IDLE = (
 )
 #: layers, by the file a frame is in; the leaf-most frame with a layer decides
 LAYERS: tuple[tuple[str, str], ...] = (
-    ("daemon/journal.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
+    ("daemon/journal/", "journal: seal + SQLite (+ fsync in COMMIT)"),
     ("daemon/events.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
     ("daemon/publisher.py", "publish (zmq)"),
     ("daemon/bus.py", "publish (zmq)"),

@@ -19,7 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from daemon.journal import GENESIS, JournalError, verify_chain
+from daemon.events import GENESIS
+from daemon.journal import JournalError, verify_chain
 
 
 class Stopped(Exception):

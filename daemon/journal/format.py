@@ -1,0 +1,150 @@
+"""The journal's file format: its tables, its connection settings, its errors.
+
+What the write path, the read path and the verifier share: the schema, how a
+connection is opened (WAL, ``synchronous=FULL``), the one-line error for a damaged
+file, the ``meta`` rules and the digest that seals a snapshot into the chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon import proofs
+from daemon.events import Draft
+
+#: the event that seals a snapshot into the chain (``docs/events.md``)
+SNAPSHOT_EVENT = "journal.snapshot"
+#: snapshots kept (the newest ones); older ones are removed in the same transaction
+KEEP_SNAPSHOTS = 3
+
+SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    seq  INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    body BLOB NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS secrets (
+    seq  INTEGER PRIMARY KEY,
+    body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq     INTEGER PRIMARY KEY,
+    hash    TEXT NOT NULL,
+    version TEXT NOT NULL,
+    state   BLOB NOT NULL
+);
+"""
+    + proofs.SCHEMA
+)
+
+
+class JournalError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """The first thing wrong with a journal's chain."""
+
+    seq: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"seq {self.seq}: {self.what}"
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Drafts decided from one input, with the times the envelope carries."""
+
+    drafts: Sequence[Draft]
+    time: str
+    mono: float | None
+
+
+def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        uri = f"file:{Path(path).resolve()}?mode=ro"
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    else:
+        db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+    db.execute("PRAGMA busy_timeout=5000")
+    return db
+
+
+def damaged(path: str | Path, what: str) -> str:
+    """One line: which file, what is wrong with it, and how to go on."""
+    return (
+        f"journal {path} {what}: the daemon will not replace it or append to it. Keep it for "
+        f"the investigation; restore the last good copy from a backup, or move it aside "
+        f"(mv {path} {path}.damaged) to start a new journal at seq 1"
+    )
+
+
+def meta_problem(meta: dict[str, str]) -> str | None:
+    for key in ("table", "journal_id", "format"):
+        if not isinstance(meta.get(key), str) or not meta[key]:
+            return f"has no {key!r} in its meta table"
+    if meta["format"] != "1":
+        return f"has format {meta['format']!r} in its meta table (this daemon reads format 1)"
+    head = meta.get("head")
+    if head is not None and parse_head(head) is None:
+        return f"has a garbled 'head' in its meta table ({str(head)[:40]!r})"
+    return None
+
+
+def parse_head(value: object) -> tuple[int, str] | None:
+    """``SEQ:HASH`` as written by :meth:`Journal.append`, or None if it is not that."""
+    seq, sep, h = str(value).partition(":")
+    if not sep or not seq.isdigit() or len(h) != 64:
+        return None
+    try:
+        bytes.fromhex(h)
+    except ValueError:
+        return None
+    return int(seq), h
+
+
+def snapshot_data(version: str, state: bytes) -> dict[str, object]:
+    return {
+        "state_version": version,
+        "sha256": hashlib.sha256(state).hexdigest(),
+        "bytes": len(state),
+    }
+
+
+class Tx:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``; rollback on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            try:
+                self.db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        else:
+            self._rollback()
+
+    def _rollback(self) -> None:
+        # SQLite may already have rolled back (a full disk at COMMIT): never mask the cause.
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
