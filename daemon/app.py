@@ -422,9 +422,12 @@ class Daemon:
             await asyncio.sleep(interval)
 
     def heartbeat_data(self) -> dict[str, Any]:
+        # One read of the head: the writer thread may commit between two reads, and a
+        # seq beside the hash before it would be a checkpoint no event matches.
+        last_seq, last_hash = self.journal.head
         return {
-            "last_seq": self.journal.last_seq,
-            "last_hash": self.journal.last_hash,
+            "last_seq": last_seq,
+            "last_hash": last_hash,
             "journal_id": self.journal.journal_id,
             "devices": {
                 n: {
@@ -525,14 +528,15 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         st = self.pipeline.state
+        last_seq, last_hash = self.journal.head  # one read, as the heartbeat's
         g = st.game
         return {
             "table": self.s.table,
             "game": self.s.config.table.game,
             "version": self.version,
             "uptime": round(self.clock.mono() - self.started_mono, 3),
-            "last_seq": self.journal.last_seq,
-            "last_hash": self.journal.last_hash,
+            "last_seq": last_seq,
+            "last_hash": last_hash,
             "journal": str(self.s.journal_path),
             "journal_id": self.journal.journal_id,
             "journal_ok": self.pipeline.healthy,

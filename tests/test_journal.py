@@ -225,3 +225,56 @@ def test_a_secret_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) 
         {"card": None, "commitment": "c", "secret": {"card": "9D", "salt": "00"}},
     )
     assert rebuilt[1] == ("x", {"a": 1})
+
+
+class _CommitAfterEachRead(Journal):
+    """A journal whose writer thread commits right after every read of its head.
+
+    The worst interleaving the writer thread can produce, made certain: whatever reads
+    the head in two steps sees a commit land between them.
+    """
+
+    racing = False
+
+    def __getattribute__(self, name: str):  # type: ignore[no-untyped-def]
+        value = super().__getattribute__(name)
+        if name in ("head", "last_seq", "last_hash") and super().__getattribute__("racing"):
+            self.racing = False
+            try:
+                self.append([Batch([Draft("test.tick", {})], "2026-01-01T00:00:00.000Z", None)])
+            finally:
+                self.racing = True
+        return value
+
+
+def test_the_heartbeat_pairs_a_seq_with_its_own_hash(tmp_path):
+    """The heartbeat (and its signed checkpoint) names an event that is in the journal.
+
+    The writer thread commits while the loop builds the heartbeat; a seq read apart
+    from its hash could come out beside the hash of the event after it.
+    """
+    from daemon_harness import write_config
+
+    from daemon.app import Daemon
+    from daemon.config import load
+    from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
+    from daemon.pipeline import Pipeline
+    from daemon.table import Table
+
+    d = Daemon(load(write_config(tmp_path)))
+    j = _CommitAfterEachRead(tmp_path / "j.sqlite", "t1")
+    fill_n = 3
+    for i in range(fill_n):
+        j.append([Batch([Draft("test.tick", {"n": i})], "2026-01-01T00:00:00.000Z", None)])
+    d.journal, d.devices = j, {}
+    d.table = Table(BaccaratTable(BaccaratRules()), [])
+    d.pipeline = Pipeline(d.table, j)
+    j.racing = True
+    data = d.heartbeat_data()
+    seq, h = data["last_seq"], data["last_hash"]
+    assert seq >= fill_n
+    row = j.db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    assert row == (h,), f"seq {seq} beside a hash that is not its own"
+    j.racing = False
+    assert j.last_seq > fill_n  # the commits did land between the reads
+    j.close()

@@ -92,14 +92,25 @@ class Journal:
             self.db.close()
             self._unlock()
             raise JournalError(damaged(self.path, f"cannot be read ({e})")) from None
-        self.last_seq: int = row[0] if row else 0
-        self.last_hash: str = row[1] if row else GENESIS
+        #: (seq, hash) of the last committed event, replaced whole by each commit: another
+        #: thread (the heartbeat, status) reads a seq with its own hash, never the one before
+        self.head: tuple[int, str] = (row[0], row[1]) if row else (0, GENESIS)
         if self.sealed is not None and (
             self.sealed.get("seq"),
             self.sealed.get("hash"),
             self.sealed.get("journal_id"),
-        ) != (self.last_seq, self.last_hash, self.journal_id):
+        ) != (*self.head, self.journal_id):
             self.sealed = None
+
+    @property
+    def last_seq(self) -> int:
+        """The last committed seq; with its hash, read :attr:`head` once instead."""
+        return self.head[0]
+
+    @property
+    def last_hash(self) -> str:
+        """The last committed hash; with its seq, read :attr:`head` once instead."""
+        return self.head[1]
 
     # -- opening ---------------------------------------------------------------
 
@@ -228,7 +239,7 @@ class Journal:
         self, batches: Sequence[Batch], snapshot: tuple[str, bytes] | None = None
     ) -> tuple[list[Event], list[bytes]]:
         """:meth:`append`, also returning each event's stored bytes: what is published."""
-        seq, prev = self.last_seq, self.last_hash
+        seq, prev = self.head
         events: list[Event] = []
         raws: list[bytes] = []
         rows: list[tuple[int, str, bytes, str]] = []
@@ -300,7 +311,7 @@ class Journal:
             self._observe(time.perf_counter() - started, False)
             raise
         self._observe(time.perf_counter() - started, True)
-        self.last_seq, self.last_hash = seq, prev
+        self.head = (seq, prev)  # one store: seq and hash change together
         return events, raws
 
     def _observe(self, seconds: float, ok: bool) -> None:
@@ -319,7 +330,7 @@ class Journal:
         self.db.close()
         if seal and self.path != ":memory:":
             try:
-                seals.write(self.path, self.journal_id, self.last_seq, self.last_hash)
+                seals.write(self.path, self.journal_id, *self.head)
             except OSError:
                 pass  # no seal: the next start walks the whole chain, nothing worse
         self._unlock()
