@@ -30,6 +30,8 @@ from typing import Any, TextIO
 import msgspec
 import structlog
 
+from daemon import structlog_lean
+
 _json = msgspec.json.Encoder(enc_hook=repr)
 
 #: syslog priorities (sd-daemon(3), syslog(3)) of structlog's level names
@@ -146,11 +148,13 @@ def lines(rows: list[tuple[str, str, dict[str, Any]]], logger: Any) -> None:
 
 
 def _tracebacks() -> Any:
-    """``dict_tracebacks``, only for a line that carries an exception."""
+    """``dict_tracebacks``, only for a line that carries an exception (rich renders its
+    locals, as it does when structlog is imported with rich: ``daemon/structlog_lean.py``)."""
     render = structlog.processors.dict_tracebacks
 
     def tracebacks(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         if "exc_info" in event_dict:
+            structlog_lean.with_rich()
             return render(logger, method, event_dict)  # type: ignore[no-any-return]
         return event_dict
 
@@ -183,6 +187,7 @@ def setup(level: str = "info", fmt: str = "auto", **bind: Any) -> None:
         logging.captureWarnings(True)
         sys.excepthook = _log_uncaught
     else:
+        structlog_lean.with_rich()  # a terminal: rich's tracebacks, as structlog draws them
         processors = [*shared, structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())]
         factory = structlog.PrintLoggerFactory(sys.stdout)
         _fast[0] = None
@@ -222,7 +227,7 @@ def _route_stdlib(render: Any, level: str) -> None:
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             _add_priority,
-            structlog.processors.dict_tracebacks,
+            _tracebacks(),
             as_text,
         ],
     )

@@ -152,6 +152,8 @@ class Daemon:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(str(self.notify_path))
         self.log = config.parent / "daemon.log"
+        #: how the daemon is run (``--config`` follows): ``tabled`` as its console script does
+        self.command = [sys.executable, "-m", "daemon.app"]
 
     def start(self, timeout: float = 15.0) -> None:
         env = dict(
@@ -159,7 +161,7 @@ class Daemon:
         )
         self._out = self.log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daemon.app", "--config", str(self.config)],
+            [*self.command, "--config", str(self.config)],
             cwd=ROOT,
             env=env,
             stdout=self._out,

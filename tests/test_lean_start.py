@@ -1,0 +1,123 @@
+"""What a production start imports, and that leaving rich out changes no log line.
+
+A table PC has every library of ``pyproject.toml`` installed (rich for ``tablectl
+monitor``, prometheus_client for metrics, pyudev for hot-plug, nats for the bridge,
+cryptography for checkpoint keys), but the daemon imports each only where its config
+or tool needs it: each costs resident memory and start-up time on a small box
+(``docs/performance.md``, memory and start-up). The first test starts the real daemon
+under a production config (a serial shoe, JSON lines, no metrics, no hot-plug, no
+keys) and fails when a heavy import creeps back; the others hold
+``daemon/structlog_lean.py`` to rendering every line as structlog does with rich.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.daemon_harness import ROOT, Daemon, write_config
+
+#: what a production start must not import: console rendering, and what only some configs use
+NOT_AT_START = (
+    "rich",  # structlog.dev and structlog.tracebacks import it when installed
+    "pygments",  # rich's syntax highlighting
+    "attr",  # rich.pretty
+    "prometheus_client",  # [metrics] only
+    "pyudev",  # hot-plug only
+    "nats",  # the bridge only
+    "cryptography",  # a checkpoint key only
+    "gpiozero",  # a GPIO panel only
+    "usb",  # a USB scanner only
+    "bridge",
+)
+
+#: runs the daemon as its console script does, and writes every module it imported on exit
+_RECORDING = (
+    "import atexit, json, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "atexit.register(lambda: open(out, 'w').write(json.dumps(sorted(sys.modules))))\n"
+    "from daemon.app import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def test_a_production_start_imports_no_console_or_optional_library(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    modules = tmp_path / "modules.json"
+    d = Daemon(write_config(tmp_path, port=os.ttyname(slave)))
+    d.command = [sys.executable, "-c", _RECORDING, str(modules)]
+    try:
+        d.start()
+        assert d.stop() == 0, d.log.read_text()[-2000:]
+    finally:
+        d.close()
+        os.close(master)
+        os.close(slave)
+    loaded = json.loads(modules.read_text())
+    assert "daemon.journal" in loaded and "structlog" in loaded  # it did start
+    heavy = sorted(m for m in loaded if m.split(".")[0] in NOT_AT_START)
+    assert heavy == [], f"imported at start: {heavy}"
+
+
+def _render(lean: bool, fmt: str) -> str:
+    """A structlog line and a standard-library line with a traceback, in a fresh interpreter:
+    structlog imported as the daemon imports it (``lean``), or plainly, with rich."""
+    first = "daemon.structlog_lean" if lean else "structlog"
+    code = f"""__import__({first!r})
+import logging, structlog
+from daemon import logs
+logs.setup("info", {fmt!r}, table="t1")
+def crash():
+    many = list(range(15))
+    nested = {{"box": [1, 2], "text": "x" * 100}}
+    raise ValueError("the shoe said no")
+try:
+    crash()
+except ValueError:
+    structlog.get_logger("tabled").exception("device failed", device="shoe")
+    logging.getLogger("asyncio").error("Task exception was never retrieved", exc_info=True)
+import sys
+print("rich" in sys.modules, flush=True)
+"""
+    env = dict(os.environ, COLUMNS="100", NO_COLOR="1")
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def _same_but_time(text: str) -> str:
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?", "<time>", text)
+    return re.sub(r"0x[0-9a-f]+", "<addr>", text)
+
+
+def test_json_tracebacks_render_as_with_rich() -> None:
+    lean, plain = _render(True, "json"), _render(False, "json")
+    lines = [json.loads(x) for x in lean.splitlines()[:2]]
+    frames = lines[0]["exception"][0]["frames"]
+    assert any("many" in (f.get("locals") or {}) for f in frames)  # locals are rendered
+    assert _same_but_time(lean) == _same_but_time(plain)
+
+
+def test_console_lines_render_as_with_rich() -> None:
+    lean, plain = _render(True, "console"), _render(False, "console")
+    assert "the shoe said no" in lean
+    assert _same_but_time(lean) == _same_but_time(plain)
+
+
+def test_without_a_traceback_or_a_console_rich_stays_out() -> None:
+    code = (
+        "import daemon.structlog_lean, structlog, sys\n"
+        "from daemon import logs\n"
+        "logs.setup('info', 'json', table='t1')\n"
+        "structlog.get_logger('tabled').info('card', card='AS')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.splitlines()[-1] == "[]"
