@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import typing
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -196,29 +196,39 @@ class DriverError(Exception):
     pass
 
 
+def _load(ep: EntryPoint) -> type[Driver]:
+    cls = ep.load()
+    if not (isinstance(cls, type) and issubclass(cls, Driver)):
+        raise DriverError(f"entry point {ep.name!r} ({ep.value}) is not a tabled Driver")
+    return cls
+
+
 def load_drivers() -> dict[str, type[Driver]]:
-    """Every installed driver plugin by the name a user types in the config."""
+    """Every installed driver plugin by the name a user types in the config, each loaded."""
     found: dict[str, type[Driver]] = {}
     for ep in entry_points(group="tabled.drivers"):
-        cls = ep.load()
-        if not (isinstance(cls, type) and issubclass(cls, Driver)):
-            raise DriverError(f"entry point {ep.name!r} ({ep.value}) is not a tabled Driver")
-        found[ep.name] = cls
+        found[ep.name] = _load(ep)
     return found
 
 
-_registry: dict[str, type[Driver]] | None = None
+#: each installed driver's entry point by name, replaced by its class once loaded; None: not read
+_registry: dict[str, Any] | None = None
 
 
 def driver_class(name: str) -> type[Driver]:
+    """The driver a config names; only it is loaded (a daemon imports its own devices'
+    drivers, not the GPIO panel's or the USB scanner's when it has none)."""
     global _registry
     if _registry is None:
-        _registry = load_drivers()
+        _registry = {ep.name: ep for ep in entry_points(group="tabled.drivers")}
     try:
-        return _registry[name]
+        found = _registry[name]
     except KeyError:
         known = ", ".join(sorted(_registry)) or "none installed"
         raise DriverError(f"unknown driver {name!r} (installed: {known})") from None
+    if isinstance(found, EntryPoint):
+        found = _registry[name] = _load(found)
+    return found  # type: ignore[no-any-return]
 
 
 ReadingSink = Callable[[Reading], None]

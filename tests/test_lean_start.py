@@ -6,7 +6,8 @@ cryptography for checkpoint keys), but the daemon imports each only where its co
 or tool needs it: each costs resident memory and start-up time on a small box
 (``docs/performance.md``, memory and start-up). The first test starts the real daemon
 under a production config (a serial shoe, JSON lines, no metrics, no hot-plug, no
-keys) and fails when a heavy import creeps back; the others hold
+keys) and fails when a heavy import creeps back, or another game's or driver's modules;
+the others hold
 ``daemon/structlog_lean.py`` to rendering every line as structlog does with rich.
 """
 
@@ -17,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from tests.daemon_harness import ROOT, Daemon, write_config
@@ -61,6 +63,12 @@ def test_a_production_start_imports_no_console_or_optional_library(tmp_path: Pat
     assert "daemon.journal" in loaded and "structlog" in loaded  # it did start
     heavy = sorted(m for m in loaded if m.split(".")[0] in NOT_AT_START)
     assert heavy == [], f"imported at start: {heavy}"
+    # one game and one driver: the table's own, not every installed one
+    games = {ep.name: ep.module for ep in entry_points(group="tabled.games")}
+    drivers = {ep.name: ep.module for ep in entry_points(group="tabled.drivers")}
+    assert games.pop("baccarat") in loaded and drivers.pop("shoe-line") in loaded
+    others = sorted({*games.values(), *drivers.values()} & set(loaded))
+    assert others == [], f"other games' and drivers' modules imported at start: {others}"
 
 
 def _render(lean: bool, fmt: str) -> str:

@@ -10,8 +10,8 @@ Struct); they are registered here, when the game is loaded.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any
 
 from tabled_client.events import register
 
@@ -27,43 +27,65 @@ class GameError(Exception):
     pass
 
 
-_registry: dict[str, type[Game]] | None = None
+#: each installed game's entry point by name, replaced by its class once loaded; None: not read
+_registry: dict[str, Any] | None = None
+
+
+def _load(ep: EntryPoint) -> type[Game]:
+    """The game class an entry point names, checked, with its own event types registered."""
+    cls = ep.load()
+    missing = [a for a in REQUIRED if not hasattr(cls, a)]
+    if not isinstance(cls, type) or missing:
+        raise GameError(
+            f"entry point {ep.name!r} ({ep.value}) is not a tabled game: "
+            f"it lacks {', '.join(missing) or 'a class'}"
+        )
+    if cls.name != ep.name:
+        raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
+    own = getattr(cls, "events", None)
+    if own:  # a third party's game: its event types, checked like tabled's own
+        try:
+            register(own)
+        except (TypeError, ValueError) as e:
+            raise GameError(f"entry point {ep.name!r} ({ep.value}): {e}") from None
+    return cls
 
 
 def load_games() -> dict[str, type[Game]]:
-    """Every installed game by the name a config's ``table.game`` gives."""
+    """Every installed game by the name a config's ``table.game`` gives, each loaded afresh."""
     found: dict[str, type[Game]] = {}
     for ep in entry_points(group=GROUP):
-        cls = ep.load()
-        missing = [a for a in REQUIRED if not hasattr(cls, a)]
-        if not isinstance(cls, type) or missing:
-            raise GameError(
-                f"entry point {ep.name!r} ({ep.value}) is not a tabled game: "
-                f"it lacks {', '.join(missing) or 'a class'}"
-            )
-        if cls.name != ep.name:
-            raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
-        own = getattr(cls, "events", None)
-        if own:  # a third party's game: its event types, checked like tabled's own
-            try:
-                register(own)
-            except (TypeError, ValueError) as e:
-                raise GameError(f"entry point {ep.name!r} ({ep.value}): {e}") from None
-        found[ep.name] = cls
+        found[ep.name] = _load(ep)
     return found
 
 
-def games() -> dict[str, type[Game]]:
+def _entry_points() -> dict[str, Any]:
     global _registry
     if _registry is None:
-        _registry = load_games()
+        _registry = {ep.name: ep for ep in entry_points(group=GROUP)}
     return _registry
 
 
+def _game(name: str) -> type[Game]:
+    found = _entry_points()[name]
+    if isinstance(found, EntryPoint):
+        found = _entry_points()[name] = _load(found)
+    return found  # type: ignore[no-any-return]
+
+
+def games() -> dict[str, type[Game]]:
+    """Every installed game, loaded (``tablectl`` builds its game commands from them all)."""
+    return {name: _game(name) for name in _entry_points()}
+
+
 def names() -> list[str]:
-    return sorted(games())
+    """The installed games' names, none of them loaded."""
+    return sorted(_entry_points())
 
 
 def find(name: str) -> type[Game] | None:
-    """The game class for ``table.game = name``, or None when no such game is installed."""
-    return games().get(name)
+    """The game class for ``table.game = name``, or None when no such game is installed.
+
+    Only that game is loaded: a daemon imports one game's modules, not every game's
+    (``docs/performance.md``, memory and start-up)."""
+    return _game(name) if name in _entry_points() else None
