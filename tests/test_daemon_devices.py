@@ -12,24 +12,33 @@ from daemon.subscriber import Follower
 
 
 class HandShoe:
-    """The shoe end of a pty, behind a stable symlink like /dev/serial/by-id/…."""
+    """The shoe end of a pty, behind a stable symlink like /dev/serial/by-id/….
+
+    Unplugging removes the link, as udev removes a by-id link when the adapter goes.
+    A link left behind names a /dev/pts/N the kernel hands to the next pty anyone
+    opens (another test, another process on the machine), and the daemon, retrying,
+    opens that stranger: connected again before the replug, or twice after it.
+    """
 
     def __init__(self, link) -> None:
         self.link = link
         self.master = -1
+        self.tty = ""
         self.plug()
 
     def plug(self) -> None:
         self.master, slave = os.openpty()
         tty.setraw(slave)
-        name = os.ttyname(slave)
+        self.tty = os.ttyname(slave)
         os.close(slave)
         tmp = self.link.with_suffix(".new")
         tmp.unlink(missing_ok=True)
-        tmp.symlink_to(name)
+        tmp.symlink_to(self.tty)
         tmp.replace(self.link)
 
     def unplug(self) -> None:
+        # the link first: the daemon's next attempt must not find a /dev/pts/N reused meanwhile
+        self.link.unlink(missing_ok=True)
         os.close(self.master)
         self.master = -1
 
@@ -77,9 +86,9 @@ def test_unplug_replug_and_garbage(tmp_path):
         # replug behind the same name (a new /dev/pts/N): back by itself, no restart
         shoe.plug()
         con = sub.until(lambda e: e.type == "device.connected")[-1]
-        assert con.data["device"] == "shoe"
+        assert con.data["device"] == "shoe" and con.data["port"] == shoe.tty
         info = device(cfg)
-        assert info["health"] == "ok" and info["reconnects"] == 1
+        assert info["health"] == "ok" and info["reconnects"] == 1 and info["port"] == shoe.tty
         assert d.proc is not None and d.proc.poll() is None
     finally:
         sub.close()
