@@ -302,6 +302,30 @@ def factory():
     Device.pin_factory = old
 
 
+class _Sink:
+    """The device runner as the panel's sink, waking ``Rig.until`` after each call it handled.
+
+    The runner does all the work; this only says that something changed (a reason for
+    being down can change with no event: the first failed open is none).
+    """
+
+    def __init__(self, runner: Any, changed: Callable[[], None]) -> None:
+        self.runner = runner
+        self.changed = changed
+
+    def on_connected(self, info: dict[str, Any]) -> None:
+        self.runner.on_connected(info)
+        self.changed()
+
+    def on_data(self, data: bytes, mono: float) -> None:
+        self.runner.on_data(data, mono)
+        self.changed()
+
+    def on_disconnected(self, reason: str) -> None:
+        self.runner.on_disconnected(reason)
+        self.changed()
+
+
 class Rig:
     """A table (baccarat, no start burn), its journal and pipeline, and the panel on it."""
 
@@ -317,6 +341,7 @@ class Rig:
         self.pipeline = Pipeline(self.table, self.journal)
         self.pipeline.recover()
         self.events: list[Any] = []
+        #: set by every callback that can change what a test waits for (see until)
         self._changed = asyncio.Event()
         self.pipeline.listeners.append(self._seen)
         self.DeviceRunner = DeviceRunner
@@ -329,6 +354,43 @@ class Rig:
         self.events.extend(events)
         self._changed.set()
 
+    def _poke(self, *_: Any) -> None:
+        self._changed.set()
+
+    def _watch_panel(self) -> None:
+        """Wake :meth:`until` from every callback that changes the panel or its runner.
+
+        What a test waits for changes only in loop callbacks: a committed event (the
+        pipeline's listeners), a decided press, release, shoe or sense change (the
+        panel's watchers), an edge or a debounce timer that decided nothing yet (the
+        inputs' ``changed``), the link coming and going or a new reason for being
+        down (the sink, wrapped below), and a button's reply (the submit, wrapped in
+        :meth:`start`). Each only sets an event after doing its own work.
+        """
+        self.panel.watchers.append(self._poke)
+        inputs = self.panel._inputs
+        changed = inputs.changed
+
+        def observed(inp: Any, outs: Any) -> None:
+            changed(inp, outs)
+            self._poke()
+
+        inputs.changed = observed
+
+    def _submit(self, submit: Callable[..., Any]) -> Callable[..., Any]:
+        """The panel's submit, waking :meth:`until` once the panel has read the reply."""
+
+        def send(*args: Any, **kw: Any) -> Any:
+            fut = submit(*args, **kw)
+            if isinstance(fut, asyncio.Future):
+                # the panel adds its own done-callback after this returns; call_soon puts the
+                # wake-up after it
+                loop = asyncio.get_running_loop()
+                fut.add_done_callback(lambda _: loop.call_soon(self._poke))
+            return fut
+
+        return send
+
     async def start(self, options: dict[str, Any] | None = None, **panel_kw: Any) -> None:
         self.tasks.append(asyncio.create_task(self.pipeline.run()))
         await self.pipeline.started({"version": "0.1.0", "pid": 1, "recovered_seq": 0})
@@ -338,27 +400,29 @@ class Rig:
         from daemon.stack_light import follow
 
         self.panel = driver.panel(
-            button_submit(self.pipeline.submit, "panel"), name="panel", **panel_kw
+            self._submit(button_submit(self.pipeline.submit, "panel")), name="panel", **panel_kw
         )
+        self._watch_panel()
         # the light, as the daemon wires it
         follow(self.panel, lambda: self.pipeline.state, self.pipeline.listeners.append)
         if self.panel.dealer is not None:
             self.pipeline.listeners.append(self.panel.dealer.on_events)
         self.runner.transport = self.panel  # as the daemon's _attach does
-        self.tasks.append(asyncio.create_task(self.panel.run(self.runner)))
+        self.tasks.append(asyncio.create_task(self.panel.run(_Sink(self.runner, self._poke))))
 
     async def until(self, pred: Callable[[], bool], timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not pred():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                types = [(e.type, e.data.get("reason") or e.data.get("name")) for e in self.events]
-                raise AssertionError(f"condition not met; events: {types}")
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), min(left, 0.05))
-            except TimeoutError:
-                pass
+        """Wait until ``pred()`` holds, re-checking it after each change (never on a timer).
+
+        ``timeout`` only bounds a test that would otherwise hang; it is no assertion on speed.
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                while not pred():
+                    self._changed.clear()
+                    await self._changed.wait()
+        except TimeoutError:
+            types = [(e.type, e.data.get("reason") or e.data.get("name")) for e in self.events]
+            raise AssertionError(f"condition not met; events: {types}") from None
 
     def of(self, type_: str) -> list[Any]:
         return [e for e in self.events if e.type == type_]
@@ -576,9 +640,12 @@ async def test_an_unplugged_panel_is_reported_and_its_buttons_ignored(rig, facto
     await rig.until(lambda: rig.of("device.disconnected"))
     ev = [e for e in rig.of("device.disconnected") if e.data["device"] == "panel"][-1]
     assert "panel unplugged" in ev.data["reason"] and "cable" in ev.data["reason"]
+    # a real press (held past the debounce, so the panel counts it): nothing may come of it
+    inp = rig.panel.inputs["close_betting"]
     press(factory.pin(17))
+    await rig.until(lambda: rig.panel.counters.presses.get("close_betting") == 1)
     release(factory.pin(17))
-    await asyncio.sleep(0.1)  # well past the debounce: nothing may come of the press
+    await rig.until(lambda: not inp.debouncer.pressed and inp.debouncer.deadline is None)
     await rig.pipeline.mark()
     assert not rig.of("betting.closed")
     press(sense)
