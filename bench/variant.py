@@ -49,11 +49,13 @@ def _timeline() -> None:
 
     now = time.monotonic_ns
     rec: dict[str, list[Any]] = {"process": [], "append": [], "publish": [], "listeners": []}
-    process, commit, publish = pipeline.Pipeline._process, journal.Journal.commit, bus.Bus.publish
+    process, commit = pipeline.Pipeline._commit_batch, journal.Journal.commit
+    publish = bus.Bus.publish
 
-    async def timed_process(self: Any, items: Any) -> None:
-        rec["process"].append((now(), len(items)))
-        await process(self, items)
+    async def timed_process(self: Any, batch: Any, meanwhile: Any) -> None:
+        # from the decided batch's commit (its deciding ran during the commit before it)
+        rec["process"].append((now(), len(batch.items)))
+        await process(self, batch, meanwhile)
         rec["listeners"].append(now())
 
     def timed_commit(self: Any, batches: Any, snapshot: Any = None) -> Any:
@@ -68,7 +70,7 @@ def _timeline() -> None:
         publish(self, events, raw)
         rec["publish"].append((t0, now(), events[0].seq if events else None))
 
-    pipeline.Pipeline._process = timed_process  # type: ignore[method-assign]
+    pipeline.Pipeline._commit_batch = timed_process  # type: ignore[method-assign]
     journal.Journal.commit = timed_commit  # type: ignore[method-assign]
     bus.Bus.publish = timed_publish  # type: ignore[method-assign]
 

@@ -14,6 +14,10 @@ thread also publishes (``publishers``: the bus) the moment the commit returns,
 the very bytes it stored, before it tells the loop: the subscriber's copy does
 not wait for the loop to wake, and the loop is not woken just to publish. One
 queue in and one ``call_soon_threadsafe`` out per commit: no executor future.
+While a batch commits the loop decides the inputs queued behind it, against
+the state that batch leaves, so the table's Python and the fsync overlap; that
+batch goes to the writer only once the commit before it returned (one
+transaction in flight: ``docs/decisions.md``).
 
 Why long: recovery, the decide/commit/publish loop and the writer thread share the
 state, the queue and the failure handling that make "commit before publish, nothing
@@ -90,6 +94,39 @@ class _Item:
 
 
 @dataclass(slots=True)
+class _Decided:
+    """Inputs decided in order from one state, not yet committed, nothing told yet."""
+
+    items: list[_Item]
+    decided: list[tuple[Decision, _Item | None]]
+    draft_lists: list[list[Any]]
+    #: the state once these are committed
+    tentative: TableState
+    #: where someone asked for the state, and the state there
+    marks: list[tuple[asyncio.Future[TableState], TableState]]
+    refused: int
+
+    def extend(self, more: _Decided) -> _Decided:
+        """These, then ``more`` (decided from this batch's tentative state)."""
+        return _Decided(
+            [*self.items, *more.items],
+            [*self.decided, *more.decided],
+            [*self.draft_lists, *more.draft_lists],
+            more.tentative,
+            [*self.marks, *more.marks],
+            self.refused + more.refused,
+        )
+
+
+@dataclass(slots=True)
+class _Undecided:
+    """Inputs whose deciding raised: the daemon stops once the commit before them settles."""
+
+    items: list[_Item]
+    error: Exception
+
+
+@dataclass(slots=True)
 class Stats:
     inputs: int = 0
     events: int = 0
@@ -147,6 +184,9 @@ class Pipeline:
         self.stats = Stats()
         self._inbox: deque[_Item] = deque()
         self._wake = asyncio.Event()
+        #: the run loop is running / has nothing in flight and takes nothing more (closed)
+        self._running = False
+        self._idle = asyncio.Event()
         self._writer = _Writer(journal, self.publishers)
         self._closed = False
         self.healthy = True
@@ -283,18 +323,76 @@ class Pipeline:
     # -- the writer loop ----------------------------------------------------------------
 
     async def run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self._inbox:
-                items = [
-                    self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))
-                ]
+        """Decide, commit, publish, forever; the next batch is decided while one commits.
+
+        A batch is committed only after the one before it returned (one transaction
+        in the writer at a time, so a failed commit is retried, or stops the daemon,
+        before anything after it is written). The batch after it is decided, against
+        the state the committing one leaves, during that commit; if the commit did
+        not leave exactly that state (a ``journal.recovered`` event came between, or a
+        stop gave up on it), it is decided again from the state the journal holds.
+        """
+        self._running = True
+        ahead: _Decided | None = None
+        try:
+            while True:
+                if ahead is None:
+                    if self._closed:  # drain() commits the rest; shutdown cancels this task
+                        self._idle.set()
+                        await asyncio.Event().wait()
+                    if not self._inbox:
+                        self._wake.clear()
+                        await self._wake.wait()
+                        continue
+                    items = self._take(self.max_batch)
+                    try:
+                        ahead = self._decide(items, self.state)
+                    except BaseException as e:
+                        self._fail(e, items)
+                        raise
+                ahead = await self._commit_ahead(ahead)
+        finally:
+            self._running = False
+            self._idle.set()
+
+    async def _commit_ahead(self, batch: _Decided) -> _Decided | None:
+        """Commit ``batch``, deciding the inputs queued behind it meanwhile; returns those."""
+        nxt: list[_Decided | _Undecided] = []
+
+        def meanwhile() -> None:
+            if self._inbox and not self._closed:
+                items = self._take(self.max_batch)
                 try:
-                    await self._process(items)
-                except BaseException as e:
-                    self._fail(e, items)
-                    raise
+                    nxt.append(self._decide(items, batch.tentative))
+                except Exception as e:  # raised once the commit before it is settled
+                    nxt.append(_Undecided(items, e))
+
+        try:
+            await self._commit_batch(batch, meanwhile)
+        except BaseException as e:
+            self._fail(e, [*batch.items, *(it for n in nxt for it in n.items)])
+            raise
+        if not nxt:
+            return None
+        ahead = nxt[0]
+        if isinstance(ahead, _Undecided):
+            self._fail(ahead.error, ahead.items)
+            raise ahead.error
+        try:
+            if self.state is not batch.tentative:
+                ahead = self._decide(ahead.items, self.state)
+            room = self.max_batch - len(ahead.items)
+            if self._inbox and room > 0 and not self._closed:
+                # what came in during the commit joins the batch: one transaction, as before
+                ahead = ahead.extend(self._decide(self._take(room), ahead.tentative))
+        except BaseException as e:
+            self._fail(e, ahead.items)
+            raise
+        return ahead
+
+    def _take(self, n: int) -> list[_Item]:
+        inbox = self._inbox
+        return [inbox.popleft() for _ in range(min(len(inbox), n))]
 
     def _fail(self, e: BaseException, items: list[_Item]) -> None:
         """The writer stops for good: say why, and answer everyone who waits."""
@@ -313,16 +411,21 @@ class Pipeline:
         self._inbox.clear()
 
     async def drain(self, info: dict[str, Any] | None = None) -> None:
-        """Stop taking inputs, commit what is queued, then ``daemon.stopped`` (shutdown)."""
+        """Stop taking inputs, commit what is queued, then ``daemon.stopped`` (shutdown).
+
+        The run loop first finishes the batch it is committing (and the one it
+        decided meanwhile) and parks; the rest is committed here, in order.
+        """
         self._closed = True
+        if self._running:
+            self._wake.set()
+            await self._idle.wait()
         if self.failed is None:
             try:
                 while self._inbox:
-                    items = [
-                        self._inbox.popleft() for _ in range(min(len(self._inbox), self.max_batch))
-                    ]
+                    items = self._take(self.max_batch)
                     try:
-                        await self._process(items)
+                        await self._commit_batch(self._decide(items, self.state), None)
                     except BaseException as e:
                         self._fail(e, items)
                         raise
@@ -346,31 +449,47 @@ class Pipeline:
         except Exception as e:
             log.error("daemon.stopped not committed", error=f"{type(e).__name__}: {e}")
 
-    async def _process(self, items: list[_Item]) -> None:
-        state = self.state
+    def _decide(self, items: list[_Item], state: TableState) -> _Decided:
+        """Decide ``items`` in order from ``state``; pure: nothing is told or counted yet."""
         decided: list[tuple[Decision, _Item | None]] = []
-        draft_lists = []
+        draft_lists: list[list[Any]] = []
+        marks: list[tuple[asyncio.Future[TableState], TableState]] = []
+        refused = 0
+        decide, apply = self.table.decide, self.table.apply
         for it in items:
             if isinstance(it.inp, _Mark):
-                if it.mark is not None and not it.mark.done():
-                    it.mark.set_result(state)
+                if it.mark is not None:
+                    marks.append((it.mark, state))
                 continue
-            d = self.table.decide(state, it.inp)
-            self.stats.inputs += 1
+            d = decide(state, it.inp)
             if d.refused is not None:
-                self.stats.refused += 1
+                refused += 1
             for x in d.drafts:
-                state = self.table.apply(state, x.type, x.data)
+                state = apply(state, x.type, x.data)
             decided.append((d, it))
             draft_lists.append(d.drafts)
-        await self._commit(decided, draft_lists, tentative=state)
+        return _Decided(items, decided, draft_lists, state, marks, refused)
+
+    async def _commit_batch(self, batch: _Decided, meanwhile: Callable[[], None] | None) -> None:
+        self.stats.inputs += len(batch.decided)
+        self.stats.refused += batch.refused
+        for fut, state in batch.marks:
+            if not fut.done():
+                fut.set_result(state)
+        await self._commit(batch.decided, batch.draft_lists, batch.tentative, meanwhile)
 
     async def _commit(
         self,
         decided: list[tuple[Decision, _Item | None]],
         draft_lists: list[list[Any]],
         tentative: TableState | None = None,
+        meanwhile: Callable[[], None] | None = None,
     ) -> list[Event]:
+        """Commit decided inputs (retrying while the disk refuses), then tell everyone.
+
+        ``meanwhile`` runs once on the loop while the first try is in the writer
+        thread: the run loop decides the next batch there.
+        """
         if tentative is None:
             tentative = self.state
             for drafts in draft_lists:
@@ -392,7 +511,11 @@ class Pipeline:
             try:
                 self.writing_since = self.clock.mono()
                 try:
-                    events = await self._writer.commit(batches, snapshot, publish=True)
+                    fut = self._writer.commit(batches, snapshot, publish=True)
+                    if meanwhile is not None:
+                        meanwhile, then = None, meanwhile
+                        then()
+                    events = await fut
                 finally:
                     self.writing_since = None
                 break

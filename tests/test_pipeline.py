@@ -1,0 +1,113 @@
+"""The pipeline decides the next batch while one commits: the same events as one at a time.
+
+Real journal files, the real table and the writer thread; the full disk is the
+project's own fault seam (``daemon/faults.py``), switched on and off by a file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+import pytest
+
+from bench.session import Session, shoe_session
+from daemon import faults
+from daemon.games import find as game_class
+from daemon.journal import Journal, read_events
+from daemon.pipeline import Pipeline
+from daemon.table import Table
+
+OURS = ("journal.snapshot", "daemon.started", "daemon.stopped")
+
+
+def _table(sess: Session) -> Table:
+    cls = game_class(sess.game)
+    assert cls is not None
+    return Table(cls(msgspec.convert(sess.rules, cls.Rules)), [sess.device])
+
+
+def _decided(j: Journal) -> list[tuple[str, Any]]:
+    return [(e.type, e.data) for e in read_events(j.db) if e.type not in OURS]
+
+
+async def _submit_all(p: Pipeline, inputs: list[Any]) -> None:
+    futs = [p.submit(inp, reply=True) for inp in inputs]
+    await asyncio.gather(*futs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("max_batch", [1, 7, 512])
+def test_batches_decided_during_a_commit_give_the_events_of_one_at_a_time(tmp_path, max_batch):
+    """Every batch is decided from the state the batch before it leaves, committed or not."""
+    sess = shoe_session(cards=300)
+    expected = [
+        (x.type, msgspec.json.decode(msgspec.json.encode(x.data)))
+        for _, d in sess.decisions
+        for x in d
+    ]
+    table = _table(sess)
+    j = Journal(tmp_path / "j.sqlite", "tp")
+    p = Pipeline(table, j, max_batch=max_batch, snapshot_every=100)
+
+    async def main() -> None:
+        task = asyncio.create_task(p.run())
+        await _submit_all(p, [inp for inp, _ in sess.decisions])
+        await p.drain({"reason": "test"})
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    p.close()
+    assert _decided(j) == expected
+    assert p.stats.inputs == len(sess.decisions)
+    if max_batch > 1:
+        assert p.stats.commits < len(sess.decisions)  # inputs did share transactions
+    state = table.initial()
+    for e in read_events(j.db):
+        state = table.apply(state, e.type, e.data)
+    assert table.encode_state(state) == table.encode_state(p.state)
+    j.close()
+
+
+def test_a_batch_decided_during_a_failed_commit_is_decided_again_after_the_recovery(
+    tmp_path, monkeypatch
+):
+    """A commit that fails and then works adds ``journal.recovered`` (an alarm) before the
+    batch decided behind it: that batch must see the alarm, or the state would not be the
+    journal's."""
+    sess = shoe_session(cards=60)
+    inputs = [inp for inp, _ in sess.decisions]
+    table = _table(sess)
+    j = Journal(tmp_path / "j.sqlite", "tp")
+    p = Pipeline(table, j, max_batch=5)
+    full = tmp_path / "disk-full"
+    monkeypatch.setattr(faults, "_JOURNAL", str(full))
+    monkeypatch.setattr(faults, "_STEP", "before")
+
+    def journal(ok: bool, _error: str | None) -> None:
+        if not ok:
+            full.unlink()  # the disk takes the retry
+
+    p.on_journal.append(journal)
+
+    async def main() -> None:
+        task = asyncio.create_task(p.run())
+        full.touch()  # the first commit fails while the second batch is decided
+        await _submit_all(p, inputs)
+        await p.drain({"reason": "test"})
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    p.close()
+    evs = list(read_events(j.db))
+    raised = [e.data for e in evs if e.type == "alarm.raised"]
+    assert [a["kind"] for a in raised] == ["journal-failure"] and p.stats.commit_failures == 1
+    assert p.stats.inputs == len(inputs)
+    state = table.initial()
+    for e in evs:
+        state = table.apply(state, e.type, e.data)
+    assert "journal-failure" in str(state.alarms)
+    assert table.encode_state(state) == table.encode_state(p.state)
+    j.close()
