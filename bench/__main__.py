@@ -214,6 +214,15 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
                 f"python {fl.get('python_s')}, + libraries {fl.get('python_with_deps_s')}",
             )
         )
+        if "cpu_median_s" in st["empty"]:
+            rows.append(
+                (
+                    "READY, empty journal: CPU s (median)",
+                    f"{st['empty']['cpu_median_s']}",
+                    f"python {fl.get('python_cpu_s')}, "
+                    f"+ libraries {fl.get('python_with_deps_cpu_s')}",
+                )
+            )
     if "big" in st:
         rows.append(
             (

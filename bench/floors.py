@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -117,19 +118,27 @@ def sqlite_per_reading(bodies: list[bytes]) -> dict[str, Any]:
     }
 
 
-def _time(args: list[str], n: int = 3) -> float:
-    ts = []
+def _time(args: list[str], n: int = 3) -> tuple[float, float]:
+    """Median wall seconds and median CPU seconds (the child's utime + stime) of ``n`` runs."""
+    ts, cpus = [], []
     for _ in range(n):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         subprocess.run(args, check=True, capture_output=True)
         ts.append(time.monotonic() - t0)
-    return sorted(ts)[len(ts) // 2]
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return sorted(ts)[len(ts) // 2], sorted(cpus)[len(cpus) // 2]
 
 
 def startup() -> dict[str, Any]:
+    bare, bare_cpu = _time([sys.executable, "-c", "pass"])
+    deps, deps_cpu = _time([sys.executable, "-c", DEPS])
     return {
-        "python_s": round(_time([sys.executable, "-c", "pass"]), 3),
-        "python_with_deps_s": round(_time([sys.executable, "-c", DEPS]), 3),
+        "python_s": round(bare, 3),
+        "python_with_deps_s": round(deps, 3),
+        "python_cpu_s": round(bare_cpu, 3),
+        "python_with_deps_cpu_s": round(deps_cpu, 3),
     }
 
 
