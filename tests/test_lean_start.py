@@ -1,4 +1,5 @@
-"""What a production start imports, and that leaving rich out changes no log line.
+"""What a production daemon holds: what its start imports, that leaving rich out changes no
+log line, and the journal's page cache.
 
 A table PC has every library of ``pyproject.toml`` installed (rich for ``tablectl
 monitor``, prometheus_client for metrics, pyudev for hot-plug, nats for the bridge,
@@ -129,3 +130,18 @@ def test_without_a_traceback_or_a_console_rich_stays_out() -> None:
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.splitlines()[-1] == "[]"
+
+
+def test_every_journal_connection_caps_its_page_cache(tmp_path: Path) -> None:
+    """SQLite's default is 2 MiB per connection; the journal's 512 KiB saves 1.6 MiB of a
+    daemon's RSS at no measured CPU cost (``daemon/journal/format.py``)."""
+    from daemon.journal import Journal, connect
+
+    j = Journal(tmp_path / "j.sqlite", "t1")
+    try:
+        assert j.db.execute("PRAGMA cache_size").fetchone() == (-512,)
+        ro = connect(tmp_path / "j.sqlite", readonly=True)
+        assert ro.execute("PRAGMA cache_size").fetchone() == (-512,)
+        ro.close()
+    finally:
+        j.close()
