@@ -146,9 +146,12 @@ class Decision:
     def state(self) -> Any:
         """The state as the drafts so far leave it, for decisions that chain (held cards)."""
         assert self.fold is not None
-        for x in self.drafts[self._folded :]:
+        drafts = self.drafts
+        if self._folded == len(drafts):  # asked again with nothing new: most calls
+            return self.base
+        for x in drafts[self._folded :]:
             self.base = self.fold(self.base, x.type, x.data)
-        self._folded = len(self.drafts)
+        self._folded = len(drafts)
         return self.base
 
 
@@ -221,6 +224,8 @@ R_NOISE = (
 
 def active_alarm(alarms: Mapping[str, Alarm], kind: str, device: str | None) -> Alarm | None:
     """The active alarm of ``kind`` for ``device``: one alarm per cause, however often it recurs."""
+    if not alarms:  # most inputs, at a table without alarms
+        return None
     return next((a for a in alarms.values() if a.kind == kind and a.device == device), None)
 
 
@@ -522,12 +527,28 @@ class Table:
 
     # -- apply -------------------------------------------------------------------------
 
+    #: the event types the table itself folds; every other goes straight to the game
+    _OWN: ClassVar[frozenset[str]] = frozenset(
+        {
+            "device.connected",
+            "device.stale",
+            "device.disconnected",
+            "alarm.raised",
+            "alarm.repeated",
+            "alarm.cleared",
+            "operator.command",
+            "daemon.started",
+            "daemon.stopped",
+        }
+    )
+
     def apply(self, t: TableState, type_: str, data: dict[str, Any]) -> TableState:
-        head = type_.partition(".")[0]
-        if head == "device":
-            health = {"connected": "ok"}.get(type_[7:], type_[7:])
-            if type_[7:] in ("connected", "stale", "disconnected"):
-                t = msgspec.structs.replace(t, devices={**t.devices, data["device"]: health})
+        if type_ not in self._OWN:  # a card, a spin, a throw: the game's alone
+            g = self.game.apply(t.game, type_, data)
+            return t if g is t.game else msgspec.structs.replace(t, game=g)
+        if type_.startswith("device."):
+            health = "ok" if type_ == "device.connected" else type_[7:]
+            t = msgspec.structs.replace(t, devices={**t.devices, data["device"]: health})
         elif type_ == "alarm.raised":
             a = Alarm(
                 id=data["id"],

@@ -127,6 +127,38 @@ def test_the_daemon_builds_only_what_the_structs_allow():
         draft("card.teleported", {})
 
 
+def _outcome(f, *args):  # type: ignore[no-untyped-def]
+    try:
+        return ("ok", f(*args))
+    except Exception as e:
+        return (type(e).__name__, str(e))
+
+
+def test_check_data_in_one_conversion_agrees_with_the_steps_on_every_captured_event():
+    """``check_data``'s one conversion (a per-event cost) passes and fails exactly where the
+    steps it stands in for do: every captured event, and each one spoiled four ways."""
+    quick = 0
+    for path in EXPECTED:
+        for line in path.read_text().splitlines():
+            ev = json.loads(line)
+            cls = events.DATA[ev["type"]]
+            data = ev["data"]
+            first = next(iter(data), None)
+            spoiled = [
+                data,
+                {**data, "colour": "red"},  # unknown
+                {k: v for k, v in data.items() if k != first},  # one missing
+                {**data, **({first: object()} if first else {})},  # what JSON cannot carry
+                {**data, **({first: (b"x", 1.5)} if first else {})},  # a wrong type
+            ]
+            for d in spoiled:
+                assert _outcome(events.check_data, ev["type"], d) == _outcome(
+                    events._in_steps, cls, ev["type"], d
+                ), (path.name, ev["type"], d)
+            quick += bool(events._quick.get(cls))
+    assert quick > 1000  # most events take the one conversion
+
+
 def test_decode_names_an_event_type_this_client_does_not_know():
     raw = EXPECTED[0].read_bytes().splitlines()[0]
     ev = json.loads(raw)

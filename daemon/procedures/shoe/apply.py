@@ -19,14 +19,18 @@ def took_out(s: ShoeState, card: str | None, data: dict[str, Any]) -> ShoeState:
     """One card out of the shoe (``card.dealt``): counted against the shoe's inventory, and
     the device that read it noted (a hand depends on it). ``card`` is None only for a card
     the event does not name (blackjack's hole card counts from its secret part)."""
-    rep = msgspec.structs.replace
+    return msgspec.structs.replace(s, **_taken(s, card, data))
+
+
+def _taken(s: ShoeState, card: str | None, data: dict[str, Any]) -> dict[str, Any]:
+    """:func:`took_out`'s changes, for one ``replace`` with the rest of a card's."""
+    change: dict[str, Any] = {"out": s.out + 1}
     if card is not None:
-        s = rep(s, seen={**s.seen, card: s.seen.get(card, 0) + 1})
-    s = rep(s, out=s.out + 1)
+        change["seen"] = {**s.seen, card: s.seen.get(card, 0) + 1}
     dev = data.get("device")
     if dev and dev not in s.readers and not data.get("entered_by"):
-        s = rep(s, readers=(*s.readers, dev))
-    return s
+        change["readers"] = (*s.readers, dev)
+    return change
 
 
 def apply(
@@ -36,6 +40,10 @@ def apply(
     rep = msgspec.structs.replace
     if type_ == "card.dealt":
         card, box = data["card"], data["box"]
+        if box not in ("burn", "void") and not data.get("carried"):
+            # a hand's card, the most common event: its count and its box in one replace
+            boxes = s.boxes or {b: () for b in boxes_of}
+            return rep(s, **_taken(s, card, data), boxes={**boxes, box: (*boxes[box], card)})
         s = took_out(s, card, data)
         if box == "burn":
             if s.phase == "burning":
@@ -51,10 +59,7 @@ def apply(
             return s
         if box == "void":
             return s
-        if data.get("carried"):
-            return rep(s, extra=s.extra + 1, carried=(*s.carried, card))
-        boxes = s.boxes or {b: () for b in boxes_of}
-        return rep(s, boxes={**boxes, box: (*boxes[box], card)})
+        return rep(s, extra=s.extra + 1, carried=(*s.carried, card))  # carried
     if type_ == "hand.started":
         return rep(s, demo=True, demo_hand=data["hand"], boxes={b: () for b in boxes_of})
     if type_ == "shuffle.completed":
