@@ -19,7 +19,10 @@ libzmq's ``ZMQ_FD`` is edge-triggered and says only "look at ``ZMQ_EVENTS``":
   ``ZMQ_EVENTS`` afterwards and schedules a read if there is one. Every send
   on the socket must therefore go through :meth:`LoopSocket.send`;
 * a wake reads at most ``batch`` messages and then schedules itself again
-  (the fd will not fire for the rest), so one flood does not hold the loop.
+  (the fd will not fire for the rest), so one flood does not hold the loop;
+* an error other than ``EAGAIN`` while reading (``ETERM``: the context is
+  being terminated with the socket still open) stops the watch before it is
+  raised to the loop's exception handler: the fd would stay readable.
 
 Option numbers and flags are plain ints here: pyzmq's ``IntFlag`` constants
 make an ``enum`` object on every ``&`` and ``|``.
@@ -95,6 +98,11 @@ class LoopSocket:
     def closed(self) -> bool:
         return self.sock.closed
 
+    @property
+    def watching(self) -> bool:
+        """Whether the loop reads the socket (started, not stopped)."""
+        return self._loop is not None
+
     def send(self, frames: Sequence[bytes]) -> None:
         """Send one multipart message without blocking; raises what libzmq raises
         (``zmq.Again``: no room; ``EHOSTUNREACH``: a ROUTER's peer is gone)."""
@@ -124,14 +132,17 @@ class LoopSocket:
         self._reading = True
         try:
             for _ in range(self.batch):
-                if not getsockopt(_EVENTS) & _POLLIN:
-                    return
                 try:
+                    if not getsockopt(_EVENTS) & _POLLIN:
+                        return
                     msg = [recv(_NOBLOCK, copy=copy)]
                     while getsockopt(_RCVMORE):
                         msg.append(recv(_NOBLOCK, copy=copy))
                 except zmq.Again:
                     return
+                except zmq.ZMQError:  # ETERM: the context is going; its fd would call again forever
+                    self.stop()
+                    raise
                 try:
                     on_message(msg)
                 except BaseException:

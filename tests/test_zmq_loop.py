@@ -172,7 +172,9 @@ async def test_stopped_it_reads_nothing_and_close_closes(ctx):
     got = Collector(1)
     reader = LoopSocket(server, got)
     reader.start()
+    assert reader.watching
     reader.stop()
+    assert not reader.watching
     client.send(b"unread")
     assert server.poll(int(LIMIT * 1000), zmq.POLLIN)  # it is there, and stays there
     reader.send([b"still open"])  # a reply can still go out after stop()
@@ -200,3 +202,29 @@ async def test_send_raises_what_libzmq_raises(ctx):
         assert e.value.errno == zmq.EHOSTUNREACH
     finally:
         reader.close(linger=0)
+
+
+async def test_a_context_terminated_under_it_stops_the_watch_once(ctx):
+    """ETERM (the context's term() with the socket still open) is raised once to the
+    loop's handler and the watch stops: the fd would stay readable and call again."""
+    server, client = _pair(ctx, "term")
+    client.close(0)
+    loop = asyncio.get_running_loop()
+    errors: asyncio.Future[BaseException] = loop.create_future()
+
+    def handler(_loop: Any, context: dict[str, Any]) -> None:
+        if not errors.done():
+            errors.set_result(context["exception"])
+
+    loop.set_exception_handler(handler)
+    reader = LoopSocket(server, lambda _m: None)
+    reader.start()
+    term = asyncio.create_task(asyncio.to_thread(ctx.term))  # blocks until the socket closes
+    try:
+        err = await asyncio.wait_for(errors, LIMIT)
+        assert isinstance(err, zmq.ZMQError) and err.errno == zmq.ETERM
+        assert not reader.watching
+    finally:
+        loop.set_exception_handler(None)
+        reader.close(linger=0)
+        await asyncio.wait_for(term, LIMIT)
