@@ -157,7 +157,23 @@ def check(raw: bytes, prev: str) -> tuple[dict[str, Any], str | None]:
     return fields, None
 
 
+#: the last second formatted: (its fields, its text up to the milliseconds), replaced whole so
+#: that a thread never reads one second's fields beside another's text
+_second: tuple[tuple[int, ...], str] = ((), "")
+
+
 def utc_text(epoch_seconds: float) -> str:
-    """UTC ISO-8601 with milliseconds and a Z, the one time format on the bus."""
+    """UTC ISO-8601 with milliseconds and a Z, the one time format on the bus.
+
+    ``strftime`` is most of the cost (a commit's envelope time, every heartbeat), and
+    it is the same within a second: formatted once a second. The second is the
+    datetime's own (it rounds the microseconds), so the text is exactly strftime's.
+    """
+    global _second
     dt = datetime.fromtimestamp(epoch_seconds, UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    key = (dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second)
+    seen, text = _second
+    if seen != key:
+        text = dt.strftime("%Y-%m-%dT%H:%M:%S.")
+        _second = (key, text)
+    return f"{text}{dt.microsecond // 1000:03d}Z"

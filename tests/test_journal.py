@@ -278,3 +278,17 @@ def test_the_heartbeat_pairs_a_seq_with_its_own_hash(tmp_path):
     j.racing = False
     assert j.last_seq > fill_n  # the commits did land between the reads
     j.close()
+
+
+@settings(max_examples=300)
+@given(st.lists(st.floats(min_value=0, max_value=4e9, allow_nan=False), min_size=1, max_size=20))
+def test_utc_text_is_strftime_whatever_second_came_before(times):
+    """The second is formatted once and kept: the text stays exactly strftime's, including
+    microseconds that round up into the next second and a clock that goes back."""
+    from datetime import UTC, datetime
+
+    from daemon.events import utc_text
+
+    for t in [*times, *(x + 0.9999996 for x in times)]:
+        dt = datetime.fromtimestamp(t, UTC)
+        assert utc_text(t) == dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
