@@ -8,7 +8,7 @@ RUNTIME := $(VENV)/.runtime
 CONFIG ?= config/demo.toml
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test faults bench floor lint lock man install-check clean
+.PHONY: run test campaign faults bench floor lint lock man install-check clean
 
 $(RUNTIME): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(RUNTIME)
 test: $(STAMP)
 	$(BIN)/ruff check daemon drivers client bridge tests bench
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# the long versions of tests make test runs short (docs/testing.md, The suite's time): run by .ci/run
+campaign: $(STAMP)
+	$(BIN)/python -m pytest -m campaign $(PYTEST_ARGS)
 
 # the fault campaign (docs/reliability.md, The fault campaign): a few minutes, run by .ci/run
 faults: $(STAMP)

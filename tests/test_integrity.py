@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import stat
@@ -310,9 +311,14 @@ def _one_line(text: str) -> str:
     return errors[0]
 
 
-@pytest.mark.parametrize("how", ["empty", "truncated", "random", "garbage-head", "not-a-journal"])
-def test_a_damaged_journal_is_refused_with_one_line_and_kept(tmp_path, how):
-    cfg = write_config(tmp_path, extra="")
+@pytest.fixture(scope="module")
+def played_state(tmp_path_factory) -> Path:
+    """A state directory the real daemon played in until a card was dealt, then stopped.
+
+    Made once: each damage below is done to a copy, so five damages cost one daemon run.
+    """
+    tmp = tmp_path_factory.mktemp("played")
+    cfg = write_config(tmp, extra="")
     d = Daemon(cfg)
     try:
         d.start()
@@ -320,6 +326,13 @@ def test_a_damaged_journal_is_refused_with_one_line_and_kept(tmp_path, how):
     finally:
         d.stop()
         d.close()
+    return tmp / "state"
+
+
+@pytest.mark.parametrize("how", ["empty", "truncated", "random", "garbage-head", "not-a-journal"])
+def test_a_damaged_journal_is_refused_with_one_line_and_kept(tmp_path, how, played_state):
+    cfg = write_config(tmp_path, extra="")
+    shutil.copytree(played_state, tmp_path / "state")
     path = tmp_path / "state" / "journal.sqlite"
     if how == "truncated":
         # a journal of many pages: cut, the last pages of the events are gone

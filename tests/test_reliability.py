@@ -53,15 +53,18 @@ def check_journal(events: list[dict]) -> dict[str, int]:
     return {"events": len(events), "cards": len(positions), "results": results}
 
 
-def test_thirty_kills_lose_and_duplicate_nothing(tmp_path):
-    """SIGKILL at random moments and between a commit and its publish; restart; check everything."""
+def kills_lose_and_duplicate_nothing(tmp_path: Path, runs: int) -> dict[str, int]:
+    """SIGKILL at random moments and between a commit and its publish; restart; check everything.
+
+    Every run ends in a kill; every third lands between a commit and its publish.
+    """
     cfg = write_config(tmp_path, sim="seed = 21\npace = 0.003\n")
     pub, rep = endpoints(cfg)
     rng = random.Random(1234)
     held: list[bytes] = []
     last = 0
     kills = 0
-    for run in range(32):
+    for run in range(runs):
         between = run % 3 == 2  # every third kill lands between a commit and its publish
         env = {"TABLED_FAULT_KILL_AFTER_COMMIT": str(rng.randint(5, 40))} if between else {}
         d = Daemon(cfg, env)
@@ -109,10 +112,21 @@ def test_thirty_kills_lose_and_duplicate_nothing(tmp_path):
     got = [json.loads(b) for b in held]
     assert [e["seq"] for e in got] == list(range(1, len(got) + 1))
     assert got == events[: len(got)]
-    assert kills >= 30 and figures["results"] >= 30
+    assert kills == runs
     starts = [e for e in events if e["type"] == "daemon.started"]
     assert len(starts) == kills + 1 and sum(not s["data"]["clean"] for s in starts) == kills
     print(f"\nkills survived: {kills}; {figures}")
+    return figures
+
+
+def test_nine_kills_lose_and_duplicate_nothing(tmp_path):
+    """Three of each kind of kill, every run; the thirty below are ``make campaign``'s."""
+    assert kills_lose_and_duplicate_nothing(tmp_path, 9)["results"] >= 9
+
+
+@pytest.mark.campaign
+def test_thirty_kills_lose_and_duplicate_nothing(tmp_path):
+    assert kills_lose_and_duplicate_nothing(tmp_path, 32)["results"] >= 30
 
 
 def test_journal_write_failure_holds_inputs_and_resumes(tmp_path):
