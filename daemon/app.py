@@ -30,7 +30,6 @@ import signal
 import sys
 import threading
 import time
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import msgspec
@@ -53,6 +52,7 @@ from daemon.sdnotify import Notifier
 from daemon.security import Security
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
+from drivers.plugins import PackageNotFoundError, version
 
 log = structlog.get_logger("tabled")
 

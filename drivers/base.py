@@ -13,11 +13,11 @@ from __future__ import annotations
 import abc
 import typing
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from drivers.plugins import EntryPoint, entry_points
 from drivers.readings import Malformed, Reading
 
 TransportKind = Literal["serial", "usb", "gpio"]

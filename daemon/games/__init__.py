@@ -10,10 +10,11 @@ Struct); they are registered here, when the game is loaded.
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
 from tabled_client.events import register
+
+from drivers.plugins import EntryPoint, entry_points
 
 if TYPE_CHECKING:
     from daemon.table import Game
