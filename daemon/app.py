@@ -47,6 +47,7 @@ from daemon.event_log import event_logger
 from daemon.events import canonical, utc_text
 from daemon.games import find as game_class
 from daemon.journal import Journal, JournalError
+from daemon.listeners import Listeners
 from daemon.pipeline import Clock, Pipeline
 from daemon.sdnotify import Notifier
 from daemon.security import Security
@@ -173,32 +174,35 @@ class Daemon:
             raise
         # from the journal's writer thread, the moment each commit returns
         self.pipeline.publishers.append(self.bus.publish)
+        # every commit's listeners, each called only for the event types it follows
+        self.listeners = Listeners()
+        self.pipeline.listeners.append(self.listeners)
         self.tracer = Tracer(s.table, self.bus.send, self.clock.mono, self.clock.wall)
         secret = getattr(self.table.game, "secret_in_play", None)
         if secret is not None:
             self.tracer.hold = lambda: bool(secret(self.pipeline.state.game))
-            self.pipeline.listeners.append(self.tracer.flush)
+            self.listeners.add(self.tracer.flush)
         self.pipeline.taps.append(self._trace_input)
         self.pipeline.on_journal.append(self._journal_state)
-        self.pipeline.listeners.append(event_logger(cfg.log.events, game_cls.describe))
+        self.listeners.add(event_logger(cfg.log.events, game_cls.describe))
         summary = getattr(self.table.game, "summary", None)
         self.device_set = DeviceSet(
             self.pipeline.submit,
             lambda: self.pipeline.state,
             None if summary is None else lambda: summary(self.pipeline.state.game),
-            self.pipeline.listeners.append,
+            self.listeners.add,
             mono=self.clock.mono,
             wall=self.clock.wall,
         )
         self.devices = self.device_set.runners
-        self.pipeline.listeners.append(self.device_set.on_events)
+        self.listeners.add(self.device_set.on_events)
         self.metrics = self._start_metrics()
         self.hooks = None
         if cfg.hooks.command:
             from daemon.hooks import Hooks
 
             self.hooks = Hooks(s.table, list(cfg.hooks.command), cfg.hooks.timeout, cfg.hooks.queue)
-            self.pipeline.listeners.append(self.hooks.on_events)
+            self.listeners.add(self.hooks.on_events)
             self.pipeline.on_journal.append(self.hooks.on_journal)
             self.hooks.start()
         self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
@@ -221,7 +225,7 @@ class Daemon:
         self.croupier: Croupier | None = None
         if Croupier.wanted(s.game):
             self.croupier = Croupier(s.game, self.pipeline.submit)
-            self.pipeline.listeners.append(self.croupier.on_events)
+            self.listeners.add(self.croupier.on_events)
             self.croupier.start(self.pipeline.state)
         # A game's own timers (a decision clock, a demo's virtual players): clients of the
         # table like the croupier, submitting commands, following the committed events.
@@ -232,7 +236,7 @@ class Daemon:
             else list(helpers(self.pipeline.submit, lambda: self.pipeline.state))
         )
         for helper in self.helpers:
-            self.pipeline.listeners.append(helper.on_events)
+            self.listeners.add(helper.on_events)
             helper.start(self.pipeline.state)
         self._watch(asyncio.create_task(self._heartbeat(), name="heartbeat"))
         if self.pipeline.stats.verified_from > 1:  # started from a stored proof
@@ -312,7 +316,7 @@ class Daemon:
 
         metrics = Metrics(self.s.table, self.status)
         self.journal.commit_observers.append(metrics.on_commit)
-        self.pipeline.listeners.append(metrics.on_events)
+        self.listeners.add(metrics.on_events)
         self.metrics_port = metrics.serve(m.address, m.port)
         log.info("metrics", url=f"http://{m.address}:{self.metrics_port}/metrics")
         return metrics

@@ -15,6 +15,7 @@ from typing import Any
 import structlog
 
 from daemon.events import Event
+from daemon.listeners import follows
 from daemon.table import Command, Input, TableState
 
 log = structlog.get_logger("croupier")
@@ -45,6 +46,21 @@ class Croupier:
         elif phase in ("no-shoe", "shoe-ended") and self.new_shoe:
             self._later(self.settle, "shoe.new")
 
+    @follows(
+        "shoe.started",
+        "betting.opened",
+        "betting.closed",
+        "hand.result",
+        "hand.void",
+        "shoe.burn",
+        "dice.result",
+        "round.result",
+        "round.void",
+        "hand.demo",
+        "shoe.ended",
+        "shoe.void",
+        "shuffle.completed",
+    )
     def on_events(self, events: Sequence[Event]) -> None:
         for ev in events:
             t = ev.type

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from daemon.listeners import follows
 from daemon.table import DeviceHealth, DeviceReading, Input
 from drivers.base import Driver, Protocol
 from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule
@@ -331,6 +332,7 @@ class DeviceSet:
                 return f"{device}: {e}"
         return None
 
+    @follows("device.command", "spin.void")
     def on_events(self, events: Sequence[Any]) -> None:
         """Committed decisions that a device must hear: technicians' commands, void acknowledgements."""
         for ev in events:

@@ -20,6 +20,8 @@ from typing import Any
 
 import structlog
 
+from daemon.listeners import follows
+
 log = structlog.get_logger("tabled")
 
 #: committed event types that run the hook (device.connected only after a loss)
@@ -46,6 +48,7 @@ class Hooks:
 
     # -- what runs a hook -------------------------------------------------------------------
 
+    @follows(*TYPES, "device.connected")
     def on_events(self, events: Sequence[Any]) -> None:
         """A pipeline listener: never blocks, never raises."""
         for ev in events:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from daemon.games.blackjack import rules as r
+from daemon.listeners import follows
 from daemon.table import Command, Input, TableState
 
 
@@ -61,6 +62,7 @@ class DecisionClock:
         if exp is not None and rd is not None and exp["expects"] in ("decision", "insurance"):
             self._arm(rd.turn, float(exp["seconds"]))
 
+    @follows("table.expects")
     def on_events(self, events: Sequence[Any]) -> None:
         for ev in events:
             if ev.type != "table.expects":
@@ -135,6 +137,16 @@ class VirtualPlayers:
         if exp is not None:
             self._expects(exp)
 
+    @follows(
+        "hand.result",
+        "hand.void",
+        "shoe.burn",
+        "shoe.started",
+        "betting.opened",
+        "shoe.ended",
+        "shoe.void",
+        "table.expects",
+    )
     def on_events(self, events: Sequence[Any]) -> None:
         for ev in events:
             t, data = ev.type, ev.data
