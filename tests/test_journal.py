@@ -292,3 +292,15 @@ def test_utc_text_is_strftime_whatever_second_came_before(times):
     for t in [*times, *(x + 0.9999996 for x in times)]:
         dt = datetime.fromtimestamp(t, UTC)
         assert utc_text(t) == dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def test_each_commit_updates_the_recorded_head_in_place(tmp_path):
+    """The head row keeps its rowid: a REPLACE would move it, rewriting the key's index
+    page too, one more page written through every commit's fsync."""
+    j = fill(tmp_path / "j.sqlite", 1)
+    first = j.db.execute("SELECT rowid, value FROM meta WHERE key = 'head'").fetchone()
+    j.append([Batch([Draft("test.tick", {"n": 1})], "2026-01-01T00:00:00.000Z", None)])
+    rowid, value = j.db.execute("SELECT rowid, value FROM meta WHERE key = 'head'").fetchone()
+    assert rowid == first[0] and value == f"{j.last_seq}:{j.last_hash}" != first[1]
+    assert verify_chain(j.db) == (2, None)
+    j.close()

@@ -11,7 +11,8 @@ One file format, three jobs, one module each:
   and the secret rows checked, for ``tablectl verify`` and the start-up walk;
 
 and :mod:`daemon.journal.format`, what the three share (schema, connection,
-errors, ``meta``). The file format is ``docs/journal.md``'s.
+errors, ``meta``). Why the file is laid out so: ``docs/decisions.md`` (the hash chain
+and the head kept in ``meta``, snapshots in the same transaction).
 """
 
 from daemon.journal.format import (

@@ -47,6 +47,11 @@ from daemon.journal.format import (
 )
 from daemon.journal.verify import UNSEALED, snapshot_problem
 
+#: the head, written by every commit (``docs/decisions.md``: the head kept in ``meta``)
+_WRITE_HEAD = (
+    "INSERT INTO meta VALUES ('head', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+
 
 class Journal:
     """Append-only writer and reader of one table's events."""
@@ -286,11 +291,11 @@ class Journal:
                 self.db.executemany("INSERT INTO events VALUES (?, ?, ?, ?)", rows)
                 if secrets:
                     self.db.executemany("INSERT INTO secrets VALUES (?, ?)", secrets)
-                # The head, kept beside the chain, is what shows a removed last row.
+                # The head, kept beside the chain, is what shows a removed last row. Updated
+                # in place: REPLACE deletes the row and inserts it under a new rowid, which
+                # dirties the key's index page too (one more WAL frame every commit).
                 faults.in_commit("head")
-                self.db.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('head', ?)", (f"{seq}:{prev}",)
-                )
+                self.db.execute(_WRITE_HEAD, (f"{seq}:{prev}",))
                 if snapshot is not None:
                     faults.in_commit("snapshot")
                     self.db.execute(
