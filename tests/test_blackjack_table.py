@@ -276,3 +276,27 @@ def test_a_snapshot_of_a_round_in_play_decodes_to_the_same_state() -> None:
     h.round("1,2", "8S", "8H", "AC", "8D", "TH", "9C")
     h.cmd("box.insurance", box=1, take="yes")
     assert h.table.decode_state(h.table.encode_state(h.state)) == h.state
+
+
+def test_what_the_table_expects_is_kept_by_value_and_each_caller_gets_its_own() -> None:
+    """``expects`` is answered from the last few by phase and round: the same answer as
+    working it out, at every step of a round, and a caller that changes its copy changes
+    no one else's."""
+    from daemon.games.blackjack.expects import expects
+
+    h = BJ()
+    h.cmd("betting.open")
+    h.cmd("betting.close", boxes="1,2")
+    steps = 0
+    for card in ("TS", "9H", "8D", "6C", "7S", "5H"):
+        h.cards(card)
+        got = h.expects
+        assert got == expects(h.table.game.rules, h.g)
+        if got is not None:
+            for v in got.values():
+                if isinstance(v, list):
+                    v.append("spoiled")
+            got["text"] = "spoiled"
+        assert h.expects == expects(h.table.game.rules, h.g)
+        steps += 1
+    assert steps == 6 and h.table.game._expects_memo

@@ -189,3 +189,17 @@ def test_update_is_the_difference_of_the_boards_before_and_after(seed):
         shoe = [T] * (seed + 1) + shoe  # opening ties, before any side has won
     for n in range(1, len(shoe) + 1):
         assert update(shoe[:n], BACCARAT) == _two_board_difference(shoe[:n], BACCARAT), n
+
+
+def test_update_asked_again_or_for_another_result_gives_the_same_squares():
+    """decide may ask twice for the same results, or for another result after the same ones
+    (a decision not taken): each answer is the two-board difference, and none is shared."""
+    rng = random.Random(7)
+    shoe = rng.choices([B, P, T], weights=[40, 40, 20], k=60)
+    for n in range(1, len(shoe) + 1):
+        first = update(shoe[:n], BACCARAT)
+        first["big_road"] = "spoiled by its caller"
+        assert update(shoe[:n], BACCARAT) == _two_board_difference(shoe[:n], BACCARAT), n
+        other = [*shoe[: n - 1], P if shoe[n - 1] != P else B]
+        assert update(other, BACCARAT) == _two_board_difference(other, BACCARAT), n
+        assert update(shoe[:n], BACCARAT) == _two_board_difference(shoe[:n], BACCARAT), n

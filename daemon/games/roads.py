@@ -38,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 ROWS = 6
 #: road offset of each derived road
 DERIVED = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}
@@ -71,17 +73,6 @@ class _Placer:
         self.start = -1  # the column the newest streak began in
         self.col = self.row = 0  # the newest cell
         self.turned = False  # the newest streak runs right along its row
-
-    def copy(self) -> _Placer:
-        other = _Placer(self.rows)
-        other.taken = set(self.taken)
-        other.start, other.col, other.row, other.turned = (
-            self.start,
-            self.col,
-            self.row,
-            self.turned,
-        )
-        return other
 
     def streak(self) -> tuple[int, int]:
         """The first cell of a new streak."""
@@ -177,23 +168,28 @@ def update(winners: Sequence[str], sides: Sequence[str], rows: int = ROWS) -> di
     By definition the squares that differ between :func:`roads` before and after the result
     (``tests/test_roads.py`` holds it to that). Drawing both boards cost ~0.4 ms a hand late
     in a long board; but nothing already drawn ever moves (a cell's place and mark depend
-    only on what came before it), so the board of the results before this one, kept from
-    the previous hand, is extended by one result instead.
+    only on what came before it), so the board the previous hand left is extended by one
+    result, in place (a copy of it was ~40 µs a hand late in a board), and what each
+    board answered is kept beside it: decide may ask again for the same results. Asked for
+    another result after the same ones (a decision not taken), the board is drawn afresh.
     """
-    key = (rows, tuple(winners[:-1]))
-    board = _boards.get(key)
-    if board is None:
-        board = _Board(rows)
-        for w in key[1]:
-            board.add(w)
+    key = (rows, tuple(winners))
+    done = _boards.get(key)
+    if done is not None:
+        return msgspec.msgpack.decode(done[1])  # type: ignore[no-any-return]
+    before = _boards.pop((rows, key[1][:-1]), None)
+    if before is not None:
+        board = before[0]  # taken: the board moves on to this result
     else:
-        board = board.copy()  # the cached board stays as it was: decide may ask again
+        board = _Board(rows)
+        for w in key[1][:-1]:
+            board.add(w)
     out: dict[str, Any] = {"rows": rows, "hands": len(winners)}
     i = len(winners) - 1
     out["bead_plate"] = [i // rows, i % rows, winners[-1]]
     out.update(board.add(winners[-1]))
     out["next"] = {side: next_marks(board.lengths, board.side, side) for side in sides}
-    _boards[(rows, (*key[1], winners[-1]))] = board
+    _boards[key] = (board, msgspec.msgpack.encode(out))  # a copy of the answer, kept
     while len(_boards) > _KEEP_BOARDS:
         del _boards[next(iter(_boards))]
     return out
@@ -212,14 +208,6 @@ class _Board:
         self.big = _Placer(rows)
         #: per derived road: its placer and its newest mark
         self.derived = {k: (_Placer(rows), None) for k in DERIVED.values()}
-
-    def copy(self) -> _Board:
-        other = _Board.__new__(_Board)
-        other.lengths = list(self.lengths)
-        other.side, other.opening, other.ties = self.side, self.opening, self.ties
-        other.big = self.big.copy()
-        other.derived = {k: (p.copy(), m) for k, (p, m) in self.derived.items()}
-        return other
 
     def add(self, w: str) -> dict[str, Any]:
         """Draw one result; returns the square it sets on each road (None: none)."""
@@ -257,8 +245,9 @@ class _Board:
         return self.ties + (self.opening if first else 0)
 
 
-#: the boards the latest results left, by (rows, results): the next hand's starting point
-_boards: dict[tuple[int, tuple[str, ...]], _Board] = {}
+#: the boards the latest results left, by (rows, results), each with what it answered:
+#: the next hand's starting point
+_boards: dict[tuple[int, tuple[str, ...]], tuple[_Board, bytes]] = {}
 _KEEP_BOARDS = 8
 
 

@@ -132,14 +132,37 @@ def in_play(rd: Round) -> bool:
     return False
 
 
+_UNKNOWN: Any = object()
+
+
+def _copy(exp: dict[str, Any]) -> dict[str, Any]:
+    """An answer of :func:`expects` that shares no list with ``exp``."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in exp.items()}
+
+
 class Expecting(ShoeParts):
     """What each part of the blackjack table (its mixins) shares: the rules and what is next."""
 
     rules: BlackjackRules
+    #: :meth:`expects`' last answers, by phase and round (the table's ``__init__`` makes it)
+    _expects_memo: dict[tuple[str, Any], dict[str, Any] | None]
 
     def expects(self, s: ShoeState) -> dict[str, Any] | None:
-        """What the table waits for now (:func:`expects`), as ``table.expects`` publishes it."""
-        return expects(self.rules, s)
+        """What the table waits for now (:func:`expects`), as ``table.expects`` publishes it.
+
+        A function of the phase and the round alone, asked three or four times an input
+        (before, each step of the advance, after, the card's placement): kept by their
+        value for the last few, and each caller gets its own copy.
+        """
+        key = (s.phase, getattr(s, "round", None))
+        memo = self._expects_memo
+        got = memo.get(key, _UNKNOWN)
+        if got is _UNKNOWN:
+            got = expects(self.rules, s)
+            if len(memo) >= 8:
+                memo.clear()
+            memo[key] = got
+        return None if got is None else _copy(got)
 
     def _now(self, s: ShoeState) -> str:
         exp = self.expects(s)

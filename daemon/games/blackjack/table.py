@@ -64,6 +64,7 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
         self.rules: BlackjackRules = rules  # type: ignore[assignment]
         #: the key the hole card's salt is derived from; random per process, fixed for replays
         self.salt_key = secrets.token_bytes(32)
+        self._expects_memo = {}
 
     def initial(self) -> BlackjackState:
         return BlackjackState()
