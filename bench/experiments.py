@@ -24,6 +24,7 @@ Experiments:
 * ``durable-floor``: tabled as it is against the durable relay (bench/relay.py with a
   journal: a SQLite commit per read, on one thread, before the publish): the least a
   process that commits every reading before publishing it costs;
+* ``no-decide-ahead``: the pipeline without its decide-ahead (bench.variant);
 * ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
   systemd's ``CPUAffinity=`` would): its threads hand off without waking
   another CPU.
@@ -48,6 +49,7 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
     "one-cpu": {"cpus": "1"},
     "cpu-profile": {"variant": "cpu-profile"},
     "durable-floor": {"durable_floor": True},
+    "no-decide-ahead": {"variant": "no-decide-ahead"},
 }
 
 

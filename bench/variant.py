@@ -16,6 +16,9 @@ touched) the way the proposed change would behave:
 * ``cpu-profile``: no change in behaviour; cProfile on the event loop's thread, timed
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
+* ``no-decide-ahead``: the pipeline as before the decide-ahead: the inputs queued
+  behind a commit are decided only once it returned (``docs/decisions.md``), to judge
+  on a quiet machine whether the overlap pays;
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -101,11 +104,23 @@ def _cpu_profile() -> None:
     atexit.register(dump)
 
 
+def _no_decide_ahead() -> None:
+    from daemon import pipeline
+
+    commit_batch = pipeline.Pipeline._commit_batch
+
+    async def patched(self: Any, batch: Any, meanwhile: Any) -> None:
+        await commit_batch(self, batch, None)  # nothing decided during the commit
+
+    pipeline.Pipeline._commit_batch = patched  # type: ignore[method-assign]
+
+
 VARIANTS: dict[str, Callable[[], None]] = {
     "inline-commit": _inline_commit,
     "timeline": _timeline,
     "inline-commit+timeline": lambda: (_inline_commit(), _timeline()) and None,
     "cpu-profile": _cpu_profile,
+    "no-decide-ahead": _no_decide_ahead,
     "none": lambda: None,
 }
 

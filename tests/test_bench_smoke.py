@@ -88,7 +88,15 @@ def _variant_run(variant: str, where: Path) -> tuple[int, Path]:
 
 
 @pytest.mark.parametrize(
-    "variant", ["none", "inline-commit", "timeline", "inline-commit+timeline", "cpu-profile"]
+    "variant",
+    [
+        "none",
+        "inline-commit",
+        "timeline",
+        "inline-commit+timeline",
+        "cpu-profile",
+        "no-decide-ahead",
+    ],
 )
 def test_every_experiment_variant_starts_commits_and_stops(tmp_path: Path, variant: str) -> None:
     """bench/variant.py (run only by ``python -m bench.experiments``): each variant's patch
@@ -124,6 +132,7 @@ def test_the_variant_list_is_what_the_smoke_runs() -> None:
         "timeline",
         "inline-commit+timeline",
         "cpu-profile",
+        "no-decide-ahead",
     }
 
 
