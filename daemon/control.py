@@ -173,12 +173,16 @@ def _transport(endpoint: str) -> str:
     return endpoint.split("://", 1)[0]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seen:
-    """A request with an id: what it asked (digest) and its reply, once there is one."""
+    """A request with an id: what it asked (digest) and its reply, once there is one.
+
+    Up to ``REMEMBER`` of these are kept: the reply's bytes replace the future once it is
+    set, and slots, ~0.8 MiB of RSS at 4,096 (``docs/performance.md``, memory and start-up)."""
 
     digest: bytes
-    reply: asyncio.Future[bytes]
+    #: the reply's bytes; while the request runs, the future its replays wait on
+    reply: asyncio.Future[bytes] | bytes
     at: float
 
 
@@ -377,8 +381,8 @@ class ControlServer:
                     return
                 self.counters["replayed"] += 1
                 log.info("replayed control request answered from memory", id=req_id)
-                if earlier.reply.done():
-                    self._send(identity, envelope, earlier.reply.result())
+                if isinstance(earlier.reply, bytes):
+                    self._send(identity, envelope, earlier.reply)
                 else:  # the first is still running: its reply, when there is one
                     self._spawn(self._answer_again(identity, envelope, earlier))
                 return
@@ -396,12 +400,16 @@ class ControlServer:
         self, peer: Peer, envelope: list[bytes], req: dict[str, Any], seen: _Seen | None
     ) -> None:
         payload = await self._run(req, peer)
-        if seen is not None and not seen.reply.done():
+        if seen is not None and not isinstance(seen.reply, bytes):
             seen.reply.set_result(payload)
+            seen.reply = payload
         self._send(peer.identity, envelope, payload)
 
     async def _answer_again(self, identity: bytes, envelope: list[bytes], earlier: _Seen) -> None:
-        self._send(identity, envelope, await asyncio.shield(earlier.reply))
+        reply = earlier.reply  # bytes by now if the first finished before this task started
+        self._send(
+            identity, envelope, reply if isinstance(reply, bytes) else await asyncio.shield(reply)
+        )
 
     def _recall(self, key: tuple[Any, ...]) -> _Seen | None:
         now = asyncio.get_running_loop().time()
