@@ -468,6 +468,40 @@ def release(pin: Any) -> None:
     drive_active(pin, False, pull_up=True)
 
 
+async def changes(pin: Any, n: int, timeout: float = 5.0) -> bool:
+    """True once an output pin changed ``n`` more times (a blink runs on gpiozero's thread).
+
+    MockPin records each change in ``_change_state``; wrapped for the wait, it tells the
+    loop as each one is recorded, so nothing polls. False if ``timeout`` passes first.
+    """
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    target = len(pin.states) + n
+    record = pin._change_state
+
+    def told() -> None:
+        if not done.done() and len(pin.states) >= target:
+            done.set_result(True)
+
+    def counted(value: bool) -> bool:
+        changed: bool = record(value)
+        try:
+            loop.call_soon_threadsafe(told)
+        except RuntimeError:  # the loop closed after the wait: nobody is told
+            pass
+        return changed
+
+    pin._change_state = counted
+    try:
+        told()
+        await asyncio.wait_for(done, timeout)
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        del pin._change_state
+
+
 def states(pin: Any) -> list[bool]:
     return [bool(s.state) for s in pin.states]
 
@@ -601,11 +635,7 @@ async def test_the_stack_light_follows_the_game(rig, factory):
     await rig.until(lambda: rig.of("alarm.raised"))
     assert rig.of("alarm.raised")[0].data["severity"] == "supervisor"
     await rig.until(lambda: rig.panel.lights["amber"] == "blink")
-    n = len(amber.states)
-    deadline = time.monotonic() + 5
-    while len(amber.states) < n + 4 and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)  # the blink runs on gpiozero's own thread
-    assert len(amber.states) >= n + 4, "amber does not blink"
+    assert await changes(amber, 4), "amber does not blink"
     # the recorded histories: red, then green with betting, red again; amber on, off, blinking
     assert went(green, [False, True, False])
     assert went(red, [True, False, True])
@@ -957,22 +987,24 @@ light_amber = 25
 
 
 def test_the_daemon_runs_a_panel_on_gpiozeros_mock_factory(tmp_path):
-    from daemon_harness import Daemon, tablectl, write_config
+    from daemon_harness import Daemon, endpoints, tablectl, write_config
+
+    from daemon.subscriber import Follower
 
     cfg = write_config(tmp_path, extra="")
     cfg.write_text(cfg.read_text().replace("[bus]", PANEL_DEVICE + "\n[bus]", 1))
     d = Daemon(cfg, env={"GPIOZERO_PIN_FACTORY": "mock"})
     try:
         d.start()
-        deadline = time.monotonic() + 15
-        while True:
-            p = tablectl(cfg, "--json", "devices")
-            devs = {x["name"]: x for x in json.loads(p.stdout)["devices"]} if p.stdout else {}
-            panel = devs.get("panel")
-            if panel and panel["health"] == "ok" and "on" in panel["panel"]["lights"].values():
-                break
-            assert time.monotonic() < deadline, p.stdout + p.stderr
-            time.sleep(0.1)
+        sub = Follower(*endpoints(cfg), table="it")
+        try:
+            sub.until(lambda e: e.type == "device.connected" and e.data["device"] == "panel")
+        finally:
+            sub.close()
+        # the panel shows the light the daemon told it before it opened, as it says it is up
+        p = tablectl(cfg, "--json", "devices")
+        panel = {x["name"]: x for x in json.loads(p.stdout)["devices"]}["panel"]
+        assert panel["health"] == "ok" and "on" in panel["panel"]["lights"].values(), p.stdout
         assert panel["port"] == "gpio (MockFactory)"
         assert set(panel["panel"]["lights"]) == {"green", "red", "amber"}
         assert panel["panel"]["buttons"]["close_betting"]["pin"] == 17
