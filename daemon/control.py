@@ -438,16 +438,28 @@ class ControlServer:
             payload = _encoder.encode(reply)
         except ControlError as e:
             payload = _encoder.encode({"ok": False, "error": str(e), "id": req_id})
-        except asyncio.CancelledError:
-            raise
+        except asyncio.CancelledError as e:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():  # this task is cancelled: close()
+                raise
+            # A future the handler awaited was cancelled, not this request: answered like
+            # any other failure, or its client would wait for a reply that never comes.
+            payload = self._failed(req, peer, e)
         except Exception as e:
-            log.exception(
-                "control command failed", cmd=req.get("cmd"), actor=req.get("actor"), peer=peer
-            )
-            payload = _encoder.encode(
-                {"ok": False, "error": f"internal error: {type(e).__name__}: {e}", "id": req_id}
-            )
+            payload = self._failed(req, peer, e)
         return payload
+
+    def _failed(self, req: dict[str, Any], peer: Peer, e: BaseException) -> bytes:
+        log.exception(
+            "control command failed", cmd=req.get("cmd"), actor=req.get("actor"), peer=peer
+        )
+        return _encoder.encode(
+            {
+                "ok": False,
+                "error": f"internal error: {type(e).__name__}: {e}",
+                "id": req.get("id"),
+            }
+        )
 
     def _reply(self, identity: bytes, envelope: list[bytes], reply: dict[str, Any]) -> None:
         reply.setdefault("id", None)

@@ -311,6 +311,9 @@ class Pipeline:
     def mark(self) -> asyncio.Future[TableState]:
         """The state as every input queued so far leaves it (where a trace starts)."""
         fut: asyncio.Future[TableState] = asyncio.get_running_loop().create_future()
+        if self._closed:  # nothing takes the inbox any more: it would wait forever
+            fut.set_exception(RuntimeError("the daemon is stopping"))
+            return fut
         self._inbox.append(_Item(_Mark(), None, None, fut))
         self._wake.set()
         return fut
@@ -407,7 +410,9 @@ class Pipeline:
             if it.future is not None and not it.future.done():
                 it.future.set_exception(JournalError(f"not committed: {self.failed}"))
             if it.mark is not None and not it.mark.done():
-                it.mark.cancel()
+                # an error, not a cancel: a command awaiting it (a trace's start) is not
+                # itself cancelled, and a cancel would leave its client without a reply
+                it.mark.set_exception(JournalError(f"no state: {self.failed}"))
         self._inbox.clear()
 
     async def drain(self, info: dict[str, Any] | None = None) -> None:

@@ -392,3 +392,37 @@ async def test_close_with_a_command_in_progress_cancels_it_and_leaves_nothing(ct
         assert not os.path.exists(path)
     finally:
         d.close(0)
+
+
+async def test_a_future_cancelled_under_a_handler_still_gets_its_client_a_reply(ctx, rundir):
+    """A handler awaiting something that is cancelled (the pipeline's state mark when the
+    writer stops) is not a cancelled request: its client gets an error reply, a repeat of
+    the same id the same reply, and its in-flight slot is free (before: no reply ever,
+    and a repeat waited for one forever)."""
+    loop = asyncio.get_running_loop()
+    gate: asyncio.Future[None] = loop.create_future()
+    started: asyncio.Future[None] = loop.create_future()
+
+    async def waits(req: dict[str, Any], peer: Peer) -> dict[str, Any]:
+        if req["cmd"] == "wait":
+            started.set_result(None)
+            await gate
+        return {"cmd": req["cmd"]}
+
+    s = ControlServer(ctx, f"ipc://{rundir}/control.sock", waits)
+    await s.start()
+    d = _dealer(ctx, s.endpoint)
+    try:
+        await d.send(msgspec.json.encode({"cmd": "wait", "id": "w1"}))
+        await asyncio.wait_for(started, LIMIT)
+        await d.send(msgspec.json.encode({"cmd": "wait", "id": "w1"}))  # a repeat meanwhile
+        gate.cancel()
+        replies = [msgspec.json.decode(await asyncio.wait_for(d.recv(), LIMIT)) for _ in range(2)]
+        assert [r["id"] for r in replies] == ["w1", "w1"]
+        assert all(not r["ok"] and "CancelledError" in r["error"] for r in replies)
+        await d.send(msgspec.json.encode({"cmd": "ping", "id": "p1"}))
+        after = msgspec.json.decode(await asyncio.wait_for(d.recv(), LIMIT))
+        assert after == {"ok": True, "result": {"cmd": "ping"}, "id": "p1"}
+    finally:
+        d.close(linger=0)
+        await s.close()

@@ -111,3 +111,38 @@ def test_a_batch_decided_during_a_failed_commit_is_decided_again_after_the_recov
     assert "journal-failure" in str(state.alarms)
     assert table.encode_state(state) == table.encode_state(p.state)
     j.close()
+
+
+def test_a_state_mark_is_answered_when_the_writer_stops_or_the_daemon_is_stopping(tmp_path):
+    """A mark (where a trace starts) behind a commit that fails for good gets the failure,
+    not a cancel (a cancel strands the control command awaiting it without a reply), and
+    one asked for once the pipeline takes nothing more fails at once instead of waiting
+    forever in an inbox nobody reads."""
+    import sqlite3
+
+    sess = shoe_session(cards=4)
+    inputs = [inp for inp, _ in sess.decisions]
+    table = _table(sess)
+    j = Journal(tmp_path / "j.sqlite", "tp")
+    p = Pipeline(table, j, max_batch=1)
+    other = sqlite3.connect(str(tmp_path / "j.sqlite"), isolation_level=None)
+    other.execute("INSERT INTO events VALUES (1, 'x', x'00', 'x')")  # another writer's row
+    other.close()
+
+    async def main() -> tuple[BaseException | None, BaseException | None, bool]:
+        task = asyncio.create_task(p.run())
+        first = p.submit(inputs[0], reply=True)
+        m = p.mark()  # decided while the first commits, then failed with it
+        await asyncio.gather(task, return_exceptions=True)
+        assert first is not None and first.done()
+        cancelled = m.cancelled()
+        err = None if cancelled else m.exception()
+        late = p.mark()
+        return err, late.exception() if late.done() else None, cancelled
+
+    err, late, cancelled = asyncio.run(main())
+    p.close()
+    j.close()
+    assert not cancelled
+    assert "no state" in str(err)
+    assert isinstance(late, RuntimeError) and "stopping" in str(late)
