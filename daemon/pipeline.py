@@ -187,6 +187,8 @@ class Pipeline:
         #: the run loop is running / has nothing in flight and takes nothing more (closed)
         self._running = False
         self._idle = asyncio.Event()
+        #: while :meth:`started` commits: the run loop takes no input before it is done
+        self._starting: asyncio.Future[None] | None = None
         self._writer = _Writer(journal, self.publishers)
         self._closed = False
         self.healthy = True
@@ -320,8 +322,15 @@ class Pipeline:
 
     async def started(self, info: dict[str, Any]) -> list[Event]:
         """Commit ``daemon.started`` (and what the game does on a restart) before any input."""
-        d = self.table.started(self.state, info, crashed=self.crashed)
-        return await self._commit([(d, None)], [d.drafts])
+        # The run loop may already run (the daemon starts it first) with an input queued
+        # (the control socket is up): it waits, so that input is decided from this state.
+        gate = self._starting = asyncio.get_running_loop().create_future()
+        try:
+            d = self.table.started(self.state, info, crashed=self.crashed)
+            return await self._commit([(d, None)], [d.drafts])
+        finally:
+            gate.set_result(None)
+            self._starting = None
 
     # -- the writer loop ----------------------------------------------------------------
 
@@ -343,6 +352,9 @@ class Pipeline:
                     if self._closed:  # drain() commits the rest; shutdown cancels this task
                         self._idle.set()
                         await asyncio.Event().wait()
+                    if self._starting is not None:  # daemon.started is being committed
+                        await self._starting
+                        continue
                     if not self._inbox:
                         self._wake.clear()
                         await self._wake.wait()

@@ -15,7 +15,7 @@ import pytest
 from bench.session import Session, shoe_session
 from daemon import faults
 from daemon.games import find as game_class
-from daemon.journal import Journal, read_events
+from daemon.journal import Journal, JournalError, read_events
 from daemon.pipeline import Pipeline
 from daemon.table import Table
 
@@ -134,7 +134,7 @@ def test_a_state_mark_is_answered_when_the_writer_stops_or_the_daemon_is_stoppin
         first = p.submit(inputs[0], reply=True)
         m = p.mark()  # decided while the first commits, then failed with it
         await asyncio.gather(task, return_exceptions=True)
-        assert first is not None and first.done()
+        assert first is not None and isinstance(first.exception(), JournalError)
         cancelled = m.cancelled()
         err = None if cancelled else m.exception()
         late = p.mark()
@@ -146,3 +146,32 @@ def test_a_state_mark_is_answered_when_the_writer_stops_or_the_daemon_is_stoppin
     assert not cancelled
     assert "no state" in str(err)
     assert isinstance(late, RuntimeError) and "stopping" in str(late)
+
+
+def test_an_input_queued_before_daemon_started_is_decided_after_it(tmp_path):
+    """The daemon starts the run loop, then commits ``daemon.started``; a command that came
+    in between (the control socket is already up) must be decided from the state
+    ``daemon.started`` leaves, or the state in memory is not the journal's."""
+    sess = shoe_session(cards=4)
+    table = _table(sess)
+    j = Journal(tmp_path / "j.sqlite", "tp")
+    p = Pipeline(table, j)
+
+    async def main() -> None:
+        task = asyncio.create_task(p.run())  # as daemon/app.py does, then started()
+        fut = p.submit(sess.decisions[0][0], reply=True)
+        await p.started({"version": "test", "recovered_seq": 0, "pid": 1, "boot": "b"})
+        await fut  # type: ignore[misc]
+        await p.drain(None)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(main())
+    p.close()
+    evs = list(read_events(j.db))
+    state = table.initial()
+    for e in evs:
+        state = table.apply(state, e.type, e.data)
+    assert evs[0].type == "daemon.started"
+    assert table.encode_state(state) == table.encode_state(p.state)
+    j.close()
