@@ -148,14 +148,23 @@ def lines(rows: list[tuple[str, str, dict[str, Any]]], logger: Any) -> None:
 
 
 def _tracebacks() -> Any:
-    """``dict_tracebacks``, only for a line that carries an exception (rich renders its
-    locals, as it does when structlog is imported with rich: ``daemon/structlog_lean.py``)."""
-    render = structlog.processors.dict_tracebacks
+    """A traceback as a field, only for a line that carries an exception, **without the
+    frames' locals**.
+
+    structlog's ``dict_tracebacks`` renders every frame's locals; in a table's journald
+    they would be readable by whoever reads the logs, and a frame's locals can hold what
+    nobody may read there: Blackjack's hole card before it is turned (journaled as a
+    secret row, published only as a commitment), a secret key file's contents, a
+    client's key. The file, line and function of each frame stay. (Without locals rich
+    is not needed either: ``daemon/structlog_lean.py``.)
+    """
+    render = structlog.processors.ExceptionRenderer(
+        structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+    )
 
     def tracebacks(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         if "exc_info" in event_dict:
-            structlog_lean.with_rich()
-            return render(logger, method, event_dict)  # type: ignore[no-any-return]
+            return render(logger, method, event_dict)
         return event_dict
 
     return tracebacks

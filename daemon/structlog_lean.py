@@ -10,8 +10,9 @@ So structlog is imported here with rich hidden (``sys.modules["rich"] = None`` m
 ``import rich`` raise ImportError, which structlog catches as "not installed"), and rich
 is importable again right after. rich is put back where structlog would use it:
 :func:`with_rich` re-runs those two modules with rich importable, and ``daemon/logs.py``
-calls it for the console renderer (a terminal) and on the first line that carries a
-traceback (``dict_tracebacks`` renders its locals with rich), so every line renders as
+calls it once, while it sets up the console renderer (a terminal), before any line is
+logged. The JSON lines never need it: their tracebacks carry no locals, the only thing
+structlog renders with rich (``daemon/logs.py`` says why). Every line renders as
 structlog renders it with rich installed (``tests/test_lean_start.py`` holds it to that).
 Where structlog or rich was imported before this (a test, a tool), this changes nothing.
 """
