@@ -362,17 +362,18 @@ class Table:
 
     def decide(self, t: TableState, inp: Input) -> Decision:
         d = Decision(base=t, fold=self.apply)
-        if isinstance(inp, DeviceReading) and isinstance(inp.reading, LineNoise):
-            self._line_noise(t, inp.device, inp.reading, d)
-            return d
-        if isinstance(inp, DeviceReading) and isinstance(inp.reading, DeviceReply):
-            # A device's answer is the same for every game: journaled so a technician's
-            # session (versions, self-tests, settings) is on the record and replays.
+        if isinstance(inp, DeviceReading):
             r = inp.reading
-            if r.command not in self.QUIET_REPLIES:
-                d.add("device.reply", device=inp.device, command=r.command, text=r.text)
-            return d
-        if isinstance(inp, DeviceHealth):
+            if isinstance(r, LineNoise):
+                self._line_noise(t, inp.device, r, d)
+                return d
+            if isinstance(r, DeviceReply):
+                # A device's answer is the same for every game: journaled so a technician's
+                # session (versions, self-tests, settings) is on the record and replays.
+                if r.command not in self.QUIET_REPLIES:
+                    d.add("device.reply", device=inp.device, command=r.command, text=r.text)
+                return d
+        elif isinstance(inp, DeviceHealth):
             if t.devices.get(inp.device) != inp.health:
                 etype = {"ok": "device.connected"}.get(inp.health, f"device.{inp.health}")
                 d.add(etype, device=inp.device, reason=inp.reason, **inp.info)

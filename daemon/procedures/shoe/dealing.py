@@ -312,7 +312,7 @@ class ShoeDealing(ShoeParts):
             at["order_rule"] = (
                 "seed 002, seed 004 §5: shoe order decides, not where the card was put"
             )
-        position = sum(len(v) for v in boxes.values()) + 1
+        position = sum(map(len, boxes.values())) + 1
         d.add("card.dealt", hand=hand, box=box, position=position, demo=demo, **at)
         after = {**boxes, box: (*boxes[box], at["card"])}
         if self.hand_rules.next_box(after) is not None:
