@@ -21,6 +21,10 @@ from daemon.table import Command, Input, TableState
 log = structlog.get_logger("croupier")
 
 
+#: what settles a game (or ends the burn): betting opens again after the settle time
+SETTLED = ("hand.result", "hand.void", "shoe.burn", "dice.result", "round.result", "round.void")
+
+
 class Croupier:
     def __init__(self, rules: Any, submit: Callable[[Input], object]) -> None:
         self.betting = float(rules.betting_seconds)
@@ -50,12 +54,7 @@ class Croupier:
         "shoe.started",
         "betting.opened",
         "betting.closed",
-        "hand.result",
-        "hand.void",
-        "shoe.burn",
-        "dice.result",
-        "round.result",
-        "round.void",
+        *SETTLED,
         "hand.demo",
         "shoe.ended",
         "shoe.void",
@@ -71,15 +70,7 @@ class Croupier:
             elif t == "betting.closed":
                 self._cancel()
             elif (
-                t
-                in (
-                    "hand.result",
-                    "hand.void",
-                    "shoe.burn",
-                    "dice.result",
-                    "round.result",
-                    "round.void",
-                )
+                t in SETTLED
                 or (t == "hand.demo" and ev.data.get("hand", 0) >= self.demo_hands)
                 or (t == "shoe.started" and ev.data.get("burn") == "none" and not self.demo_hands)
             ):
