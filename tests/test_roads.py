@@ -203,3 +203,12 @@ def test_update_asked_again_or_for_another_result_gives_the_same_squares():
         other = [*shoe[: n - 1], P if shoe[n - 1] != P else B]
         assert update(other, BACCARAT) == _two_board_difference(other, BACCARAT), n
         assert update(shoe[:n], BACCARAT) == _two_board_difference(shoe[:n], BACCARAT), n
+
+
+def test_update_answers_each_games_sides_for_the_same_results():
+    """A baccarat and a Dragon Tiger shoe may begin with the same results (a tie): each
+    answer's ``next`` names its own game's sides."""
+    for winners in ([T], [T, T], [T, T, T]):
+        assert set(update(winners, BACCARAT)["next"]) == set(BACCARAT)
+        assert set(update(winners, ("dragon", "tiger"))["next"]) == {"dragon", "tiger"}
+        assert set(update(winners, BACCARAT)["next"]) == set(BACCARAT)

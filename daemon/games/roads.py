@@ -173,16 +173,17 @@ def update(winners: Sequence[str], sides: Sequence[str], rows: int = ROWS) -> di
     board answered is kept beside it: decide may ask again for the same results. Asked for
     another result after the same ones (a decision not taken), the board is drawn afresh.
     """
-    key = (rows, tuple(winners))
+    # the sides name the answer's "next" (a baccarat and a Dragon Tiger shoe may begin alike)
+    key = (rows, tuple(sides), tuple(winners))
     done = _boards.get(key)
     if done is not None:
         return msgspec.msgpack.decode(done[1])  # type: ignore[no-any-return]
-    before = _boards.pop((rows, key[1][:-1]), None)
+    before = _boards.pop((*key[:2], key[2][:-1]), None)
     if before is not None:
         board = before[0]  # taken: the board moves on to this result
     else:
         board = _Board(rows)
-        for w in key[1][:-1]:
+        for w in key[2][:-1]:
             board.add(w)
     out: dict[str, Any] = {"rows": rows, "hands": len(winners)}
     i = len(winners) - 1
@@ -245,9 +246,9 @@ class _Board:
         return self.ties + (self.opening if first else 0)
 
 
-#: the boards the latest results left, by (rows, results), each with what it answered:
+#: the boards the latest results left, by (rows, sides, results), each with what it answered:
 #: the next hand's starting point
-_boards: dict[tuple[int, tuple[str, ...]], tuple[_Board, bytes]] = {}
+_boards: dict[tuple[int, tuple[str, ...], tuple[str, ...]], tuple[_Board, bytes]] = {}
 _KEEP_BOARDS = 8
 
 
