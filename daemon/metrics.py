@@ -111,6 +111,7 @@ class Metrics:
         self.alarms_raised = Counter(
             "tabled_alarms_raised", "alarms raised, by kind", ["kind"], registry=self.registry
         )
+        self._by_type: dict[str, Any] = {}
         self._server: Any = None
 
     def on_commit(self, seconds: float, ok: bool) -> None:
@@ -120,8 +121,13 @@ class Metrics:
             self.commit_failures.inc()
 
     def on_events(self, events: Sequence[Any]) -> None:
+        by_type = self._by_type
         for ev in events:
-            self.events.labels(ev.type).inc()
+            # each type's child once (``labels`` takes a lock and builds its key: ~2 µs an event)
+            child = by_type.get(ev.type)
+            if child is None:
+                child = by_type[ev.type] = self.events.labels(ev.type)
+            child.inc()
             if ev.type == "alarm.raised":
                 self.alarms_raised.labels(str(ev.data.get("kind", "?"))).inc()
 
