@@ -15,9 +15,9 @@ import argparse
 import getpass
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
-from daemon.ctl import call
+from daemon.tools import parsers, shell
 
 
 def add_global_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
@@ -64,7 +64,7 @@ def add_global_options(p: argparse.ArgumentParser, suppress: bool = False) -> No
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from drivers.plugins import PackageNotFoundError, version  # not importlib.metadata's ~30 ms
 
     try:
         return version("tabled")
@@ -72,58 +72,101 @@ def _version() -> str:
         return "0+unknown"
 
 
-def parser() -> argparse.ArgumentParser:
-    from daemon.ctl import commands, config, device, journal, replay, status
+class _NeedsFull(Exception):
+    """The light parser met what only the full one can answer: an error, top-level help."""
 
-    p = argparse.ArgumentParser(
-        prog="tablectl", description="Talk to tabled, check its journal and config."
+
+class _Light(argparse.ArgumentParser):
+    """A parser whose errors hand the arguments to the full parser, which says them."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NeedsFull(message)
+
+
+class _FullHelp(argparse.Action):
+    """``tablectl -h``: the list of every command, the games' too, so the full parser's."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _NeedsFull("help")
+
+
+class _LazyVersion(argparse._VersionAction):
+    """``--version`` without reading the package metadata unless it is asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        self.version = f"tablectl {_version()}"
+        super().__call__(parser, *args, **kwargs)
+
+
+def _top(light: bool) -> tuple[argparse.ArgumentParser, Any]:
+    cls = _Light if light else argparse.ArgumentParser
+    p = cls(
+        prog="tablectl",
+        description="Talk to tabled, check its journal and config.",
+        add_help=not light,
     )
+    if light:
+        p.add_argument("-h", "--help", action=_FullHelp, nargs=0, help=argparse.SUPPRESS)
     add_global_options(p)
-    p.add_argument("--version", action="version", version=f"tablectl {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if light:
+        p.add_argument("--version", action=_LazyVersion)
+    else:
+        p.add_argument("--version", action="version", version=f"tablectl {_version()}")
+    return p, p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    config.register(sub)
-    journal.register(sub)
-    status.register(sub)
-    replay.register(sub)
+
+def parser() -> argparse.ArgumentParser:
+    """Every command, the installed games' too: help, completion, the man page, errors."""
+    from daemon.ctl import commands
+
+    p, sub = _top(light=False)
+    for add in parsers.BEFORE_GAMES:
+        add(sub)
     commands.register_games(sub)
-
-    from daemon.tools import doctor, gpio, monitor, ports, sim, trace
-
-    trace.register(sub, call)
-    monitor.register(sub)
-    ports.register(sub)
-    doctor.register(sub)
-    gpio.register(sub)
-    sim.register(sub)
-
-    from daemon.keys import add_parser as add_keys_parser
-
-    add_keys_parser(sub)
-
-    device.register(sub)
-    commands.register_alarm(sub)
-
-    from daemon.tools import shell
-
+    for add in parsers.AFTER_GAMES:
+        add(sub)
     shell.register(sub, parser)
     shell.finish(p)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    from daemon.capture import CaptureError
-    from daemon.tools import shell
-    from drivers.base import DriverError
+def light_parser() -> argparse.ArgumentParser:
+    """The built-in commands only, each importing its code when it runs (``daemon/tools/parsers.py``).
 
-    a = shell.parse(parser(), add_global_options, argv)
+    For a built-in command it parses exactly as :func:`parser` does (the same
+    definitions, the same global options and ``tablectl`` usage); anything else — a
+    game's command, top-level help, any error — raises to :func:`main`, which parses
+    again with the full parser, so every help text and error message is its own.
+    """
+    p, sub = _top(light=True)
+    for add in (*parsers.BEFORE_GAMES, *parsers.AFTER_GAMES):
+        add(sub)
+    shell.register(sub, parser)
+    shell.finish(p)
+    return p
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """The errors that end in one line and exit 2: a module never imported raised none."""
+    errors: list[type[BaseException]] = [ValueError, OSError]
+    for module, name in (("drivers.base", "DriverError"), ("daemon.capture", "CaptureError")):
+        if module in sys.modules:
+            errors.append(getattr(sys.modules[module], name))
+    return tuple(errors)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        a = shell.parse(light_parser(), add_global_options, argv)
+    except _NeedsFull:
+        a = shell.parse(parser(), add_global_options, argv)
     if a.actor is None:
         try:
             a.actor = getpass.getuser()
         except (KeyError, OSError):
             a.actor = f"uid:{os.getuid()}"
     # the listed user errors end in one line and exit 2; anything else is a bug, exit 4
-    return shell.guarded(lambda: a.func(a), (DriverError, CaptureError, ValueError, OSError))
+    return shell.guarded(lambda: a.func(a), _user_errors)
 
 
 if __name__ == "__main__":

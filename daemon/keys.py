@@ -183,25 +183,3 @@ def _json(obj: dict[str, Any]) -> None:
     import json
 
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-
-
-def add_parser(sub: Any) -> None:
-    """``tablectl keys NAME [--dir DIR] [--role ROLE] [--checkpoint]``."""
-    k = sub.add_parser(
-        "keys",
-        help="make a CURVE key pair (or an Ed25519 checkpoint key) for [security]",
-        description="Write NAME.key + NAME.key_secret (CURVE, secret mode 0600), or with "
-        "--checkpoint NAME.ed25519 + NAME.ed25519.pub; never overwrites a file.",
-    )
-    k.add_argument("name", help="the key's name: a client's name in the journal and the logs")
-    k.add_argument("--dir", default=".", help="where to write the files (default: here)")
-    k.add_argument(
-        "--role",
-        dest="key_role",
-        choices=ROLES,
-        help="a control client's role, kept in its certificate",
-    )
-    k.add_argument(
-        "--checkpoint", action="store_true", help="an Ed25519 key that signs checkpoints"
-    )
-    k.set_defaults(func=cmd_keys)

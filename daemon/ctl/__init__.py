@@ -40,6 +40,8 @@ def default_config() -> str:
 
 
 def settings(a: argparse.Namespace) -> Settings:
+    from daemon import structlog_lean  # noqa: F401  (the drivers it loads import structlog: see call)
+
     if getattr(a, "table", None) and not a.config:
         from daemon import tables  # the config if readable, else the daemon's note in /run/tabled
 
@@ -66,6 +68,10 @@ def print_json(obj: Any) -> None:
 
 
 def call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
+    # the client imports daemon.control (ControlError), the config's drivers import structlog:
+    # without rich, as the daemon does (~0.1 s of each command); tablectl logs nothing through
+    # it (gpio test, which does, imports structlog with rich before it reads the config)
+    from daemon import structlog_lean  # noqa: F401
     from daemon.control import ControlError
     from daemon.control_client import ControlClient, DaemonUnreachable
     from daemon.security import SecurityError, client_curve
@@ -161,6 +167,7 @@ def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
 
 
 def follower(a: argparse.Namespace, s: Settings) -> Any:
+    from daemon import structlog_lean  # noqa: F401  (as in call)
     from daemon.subscriber import Follower
 
     return Follower(s.config.bus.publish, s.config.bus.replay, table=s.table, curve=bus_curve(a, s))

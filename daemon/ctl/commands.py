@@ -42,9 +42,5 @@ def register_games(sub: Any) -> None:
     game_commands.register(sub, {n: g.commands for n, g in games.games().items()}, send)
 
 
-def register_alarm(sub: Any) -> None:
-    al = sub.add_parser("alarm", help="clear a latched alarm")
-    al.add_argument("action", choices=["clear"])
-    al.add_argument("id", help="alarm id (see status), or `all`")
-    al.add_argument("--reason", required=True, help="why it is cleared: it goes into the journal")
-    al.set_defaults(func=operator("alarm.clear"))
+#: ``tablectl alarm clear ID --reason WHY``
+cmd_alarm_clear = operator("alarm.clear")

@@ -7,7 +7,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from daemon.config import ConfigError, effective, load
 from daemon.ctl import EXIT_OK, EXIT_USAGE, default_config, print_json
@@ -51,24 +50,3 @@ def cmd_config_check(a: argparse.Namespace) -> int:
         return EXIT_USAGE
     print_json(effective(s))
     return EXIT_OK
-
-
-def register(sub: Any) -> None:
-    ls = sub.add_parser(
-        "list",
-        help="the tables on this PC, running or not, and the sockets you may use",
-        epilog="example: tablectl list",
-    )
-    ls.set_defaults(func=cmd_list)
-
-    c = sub.add_parser("config", help="check a config file")
-    csub = c.add_subparsers(dest="config_cmd", required=True)
-    cc = csub.add_parser(
-        "check",
-        help="print every problem (exit 2) or the effective config",
-        epilog="example: tablectl config check /etc/tabled/bac-07.toml",
-    )
-    cc.add_argument(
-        "file", nargs="?", help="the config (default: --config, $TABLED_CONFIG, -t's, as above)"
-    )
-    cc.set_defaults(func=cmd_config_check)

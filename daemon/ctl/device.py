@@ -102,24 +102,3 @@ def cmd_wheel(a: argparse.Namespace) -> int:
     pages = a.args or ["0"]
     cmds = [f"*s r {p}" for p in pages]
     return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
-
-
-def register(sub: Any) -> None:
-    dv = sub.add_parser(
-        "device",
-        help="send a command to a device (technician; journaled first); "
-        "`device shake`: shake the table's dice shaker",
-    )
-    dv.add_argument("device", help="the device's name, or `shake` for the table's dice shaker")
-    dv.add_argument("command", nargs="*", help="the command text, e.g. *V or '*T D', or shake")
-    dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
-    dv.set_defaults(func=cmd_device)
-
-    wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
-    wh.add_argument("action", choices=["version", "selftest", "settings", "log", "reconcile"])
-    wh.add_argument(
-        "args", nargs="*", help="settings: parameter letters; log, reconcile: page numbers"
-    )
-    wh.add_argument("--device", default="wheel", help="the wheel's device name (default wheel)")
-    wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
-    wh.set_defaults(func=cmd_wheel)

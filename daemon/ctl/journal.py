@@ -109,16 +109,6 @@ def _game(a: argparse.Namespace, name: str) -> Any:
     return cls
 
 
-def _game_ref(text: str) -> str:
-    import re
-
-    if not re.fullmatch(r"\d+(:\d+)?", text):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a game: SHOE:HAND (3:41) for card games, N for a spin or round"
-        )
-    return text
-
-
 def cmd_recall(a: argparse.Namespace) -> int:
     from daemon.journal import connect, read_events
 
@@ -199,25 +189,3 @@ def _game_text(g: dict[str, Any], describe: Any) -> str:
         if line is not None:
             lines.append(f"    {ev['seq']:>8}  {line}")
     return "\n".join(lines)
-
-
-def register(sub: Any) -> None:
-    v = sub.add_parser("verify", help="check the journal's whole hash chain")
-    v.add_argument("journal", nargs="?", help="journal file (default: the config's)")
-    v.add_argument(
-        "--game",
-        help="the journal's game, whose secret rows (the blackjack hole card) are opened "
-        "against their commitments (default: the config's)",
-    )
-    v.set_defaults(func=cmd_verify)
-
-    r = sub.add_parser("recall", help="the last games with every card, void and alarm")
-    r.add_argument("--last", type=int, default=10, help="how many of the last games (default 10)")
-    r.add_argument(
-        "--hand",
-        type=_game_ref,
-        help="one game: SHOE:HAND (card games) or a spin/round number",
-    )
-    r.add_argument("--game", help="the game the journal is of (default: the config's)")
-    r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
-    r.set_defaults(func=cmd_recall)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from daemon.config import ConfigError, load
 from daemon.ctl import EXIT_OK, EXIT_USAGE
@@ -40,11 +39,3 @@ def cmd_replay(a: argparse.Namespace) -> int:
     for why in st.refused:
         print(f"#   refused: {why}", file=sys.stderr)
     return EXIT_OK
-
-
-def register(sub: Any) -> None:
-    rp = sub.add_parser(
-        "replay", help="run captures through the real protocol and table, print events"
-    )
-    rp.add_argument("captures", nargs="+", help="capture files (docs/captures.md)")
-    rp.set_defaults(func=cmd_replay)

@@ -84,12 +84,3 @@ def cmd_devices(a: argparse.Namespace) -> int:
     else:
         _devices_table(res["devices"])
     return EXIT_ATTENTION if bad else EXIT_OK
-
-
-def register(sub: Any) -> None:
-    sub.add_parser("status", help="table, game, journal, devices and alarms").set_defaults(
-        func=cmd_status
-    )
-    sub.add_parser("devices", help="each device's health and counters").set_defaults(
-        func=cmd_devices
-    )

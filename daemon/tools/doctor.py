@@ -19,19 +19,12 @@ import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 GRABBERS = {
     "brltty": "sudo systemctl mask --now brltty.path brltty-udev.service brltty",
     "ModemManager": 'add ENV{ID_MM_DEVICE_IGNORE}="1" in the udev rule (/etc/udev/rules.d/99-tabled.rules), '
     "or sudo systemctl disable --now ModemManager",
 }
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser("doctor", help="check what most often breaks a table, and print the fix")
-    p.add_argument("--user", default="tabled", help="the service user (default: tabled)")
-    p.set_defaults(func=run)
 
 
 def holders(path: str) -> Iterator[tuple[int, str]]:

@@ -28,34 +28,6 @@ from daemon.config import DeviceConfig, Settings
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("gpio", help="the dealer's GPIO panel, without the daemon")
-    gsub = p.add_subparsers(dest="gpio_cmd", required=True, metavar="ACTION")
-    t = gsub.add_parser(
-        "test", help="show button presses live and cycle each light (stop tabled first)"
-    )
-    t.add_argument("--device", help="the gpio-panel device (default: the config's only one)")
-    t.add_argument(
-        "--mock", action="store_true", help="gpiozero's MockFactory instead of the real pins"
-    )
-    t.add_argument(
-        "--press",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="with --mock: press a button (close_betting, …), lift and replace the shoe "
-        "(shoe_present) or unplug and replug the panel (panel_sense); repeatable",
-    )
-    t.add_argument(
-        "--seconds", type=float, default=None, help="stop after this long (default: Ctrl-C)"
-    )
-    t.add_argument(
-        "--light-seconds", type=float, default=1.0, help="each light's time on (default 1 s)"
-    )
-    t.add_argument("--no-lights", action="store_true", help="do not cycle the lights")
-    t.set_defaults(func=run_test)
-
-
 def _panel_device(s: Settings, name: str | None) -> DeviceConfig | str:
     panels = [d for d in s.config.devices if d.driver == "gpio-panel"]
     if name is not None:

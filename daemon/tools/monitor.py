@@ -26,13 +26,6 @@ from daemon.subscriber import Follower, ReplayFailed
 from daemon.tools import roads_view
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("monitor", help="live view of the table (--json: the raw events)")
-    p.add_argument("--history", type=int, default=3000, help="events to read back at start")
-    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
-    p.set_defaults(func=run)
-
-
 class Model:
     """What the screen shows, folded from events and heartbeats.
 

@@ -24,23 +24,6 @@ import msgspec
 BY_ID = Path("/dev/serial/by-id")
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("ports", help="serial and USB devices, and which configured device each is")
-    p.set_defaults(func=run_ports)
-    q = sub.add_parser("probe", help="talk to one device without the daemon")
-    q.add_argument("--driver", required=True, help="the driver to probe with (shoe-line, …)")
-    q.add_argument("--port", required=True, help="path, pyserial URL or usb:VID:PID[:SERIAL]")
-    q.add_argument("--seconds", type=float, default=5.0, help="how long to listen (default 5)")
-    q.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help='a driver option (TOML value), e.g. encoding="boxed"',
-    )
-    q.set_defaults(func=run_probe)
-
-
 def _by_id_names() -> dict[str, str]:
     out: dict[str, str] = {}
     if BY_ID.is_dir():

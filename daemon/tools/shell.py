@@ -122,10 +122,16 @@ def parse(
     return a
 
 
-def guarded(run: Callable[[], int], expected: tuple[type[BaseException], ...]) -> int:
-    """Run a command; what goes wrong ends in one line and an exit code, not a traceback."""
-    from daemon.config import ConfigError
+def guarded(
+    run: Callable[[], int],
+    expected: tuple[type[BaseException], ...] | Callable[[], tuple[type[BaseException], ...]],
+) -> int:
+    """Run a command; what goes wrong ends in one line and an exit code, not a traceback.
 
+    ``expected`` may be a function giving the user errors once one is raised, so a
+    command need not import every module whose error it might have met (``daemon/cli.py``);
+    a config error is one only if the config loader was imported, for the same reason.
+    """
     try:
         return int(run())
     except BrokenPipeError:  # `| head`
@@ -133,13 +139,15 @@ def guarded(run: Callable[[], int], expected: tuple[type[BaseException], ...]) -
     except KeyboardInterrupt:
         print("tablectl: interrupted", file=sys.stderr)
         return 130
-    except ConfigError as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_UNREACHABLE if getattr(e, "unreachable", False) else EXIT_USAGE
-    except expected as e:
-        print(f"tablectl: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as e:  # a bug: say so, in one line, with what to report
+    except Exception as e:
+        config = sys.modules.get("daemon.config")
+        if config is not None and isinstance(e, config.ConfigError):
+            print(str(e), file=sys.stderr)
+            return EXIT_UNREACHABLE if getattr(e, "unreachable", False) else EXIT_USAGE
+        if isinstance(e, expected if isinstance(expected, tuple) else expected()):
+            print(f"tablectl: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        # a bug: say so, in one line, with what to report
         print(
             f"tablectl: internal error: {type(e).__name__}: {e} "
             "(a bug: please report it with the command and `tablectl --version`)",

@@ -14,22 +14,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from pathlib import Path
 from typing import Any
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "sim",
-        help="start a device simulator on a pty and print its path (practice without hardware)",
-        epilog="example: tablectl sim --driver shoe-line --link /tmp/shoe --seconds 60",
-    )
-    p.add_argument("--driver", required=True, help="the driver whose device to simulate")
-    p.add_argument("--link", type=Path, help="also make this symlink point at the pty")
-    p.add_argument("--pace", type=float, default=0.5, help="seconds between a shoe's cards")
-    p.add_argument("--seed", type=int, default=1, help="the shuffle's seed")
-    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
-    p.set_defaults(func=run)
 
 
 def run(a: argparse.Namespace) -> int:

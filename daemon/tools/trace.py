@@ -20,15 +20,6 @@ import zmq
 from daemon.capture import escape
 
 
-def register(sub: Any, call: Any) -> None:
-    p = sub.add_parser("trace", help="a device's raw frames, live (--save writes a capture)")
-    p.add_argument("device", help="the device's name in the config (shoe, wheel, …)")
-    p.add_argument("--save", metavar="FILE", help="also write the trace as a capture file")
-    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
-    p.add_argument("--frames", type=int, default=None, help="stop after this many frames")
-    p.set_defaults(func=lambda a: run(a, call))
-
-
 def _header(info: dict[str, Any]) -> list[str]:
     lines = [
         "# what: tablectl trace",
