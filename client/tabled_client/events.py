@@ -1015,25 +1015,29 @@ _quick: dict[type[Data], frozenset[str]] = {}
 def _quick_fields(cls: type[Data]) -> frozenset[str]:
     """The class's fields when one conversion of the data checks it as the full steps do;
     none (the steps run) when a default other than UNSET or a ``__post_init__`` makes the
-    Struct more than its data, or an ``Any`` somewhere in it would let through a value
-    that ``to_builtins`` refuses (an object JSON cannot carry)."""
+    Struct more than its data, or a type somewhere in it takes a Python object that is
+    not what its JSON says: an ``Any`` (a value ``to_builtins`` refuses, an object JSON
+    cannot carry), a ``float`` (``convert`` takes a ``Decimal`` for it, which would be
+    sealed as a string) or a nested Struct (``convert`` passes an instance of it through
+    without checking its fields)."""
     if any(x is not UNSET for x in cls.__struct_defaults__) or hasattr(cls, "__post_init__"):
         return frozenset()
-    if _has_any(msgspec.inspect.type_info(cls), set()):
+    info = msgspec.inspect.type_info(cls)
+    assert isinstance(info, msgspec.inspect.StructType)
+    if any(_loose(f.type) for f in info.fields):
         return frozenset()
     return frozenset(cls.__struct_fields__)
 
 
-def _has_any(t: Any, seen: set[type]) -> bool:
-    if isinstance(t, msgspec.inspect.AnyType):
+#: types whose Python values ``convert`` takes beyond what their JSON form would pass
+_LOOSE = (msgspec.inspect.AnyType, msgspec.inspect.FloatType, msgspec.inspect.StructType)
+
+
+def _loose(t: Any) -> bool:
+    if isinstance(t, _LOOSE):
         return True
-    if isinstance(t, msgspec.inspect.StructType):
-        if t.cls in seen:
-            return False
-        seen.add(t.cls)
-        return any(_has_any(f.type, seen) for f in t.fields)
     for name in ("types", "item_types", "item_type", "key_type", "value_type"):
         v = getattr(t, name, None)
-        if v is not None and any(_has_any(x, seen) for x in (v if isinstance(v, tuple) else (v,))):
+        if v is not None and any(_loose(x) for x in (v if isinstance(v, tuple) else (v,))):
             return True
     return False
