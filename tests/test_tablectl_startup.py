@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from daemon_harness import write_config
 
 from daemon import cli
 from daemon.tools.shell import subcommands
@@ -84,8 +85,9 @@ def test_version_and_a_commands_help_import_no_command(argv):
 
 
 def test_status_against_no_daemon_loads_the_config_and_the_client_only(tmp_path):
-    # the config is read (the control socket is its), the daemon is not there: exit 3
-    rc, out, modules = imported("--config", "config/demo.toml", "--timeout", "0.2", "status")
+    # the config is read (the control socket is its), no daemon runs it: exit 3
+    cfg = write_config(tmp_path)
+    rc, out, modules = imported("--config", str(cfg), "--timeout", "0.2", "status")
     assert rc == 3 and "is tabled running?" in out
     assert {"daemon.config", "daemon.control_client"} <= modules
     # no rich: structlog comes in lean (daemon.structlog_lean). The games do come, with
