@@ -173,6 +173,7 @@ class Daemon:
             await self._close_sockets()
             raise
         # from the journal's writer thread, the moment each commit returns
+        self.bus.resume(self.journal.head)
         self.pipeline.publishers.append(self.bus.publish)
         # every commit's listeners, each called only for the event types it follows
         self.listeners = Listeners()
@@ -430,9 +431,11 @@ class Daemon:
             await asyncio.sleep(interval)
 
     def heartbeat_data(self) -> dict[str, Any]:
-        # One read of the head: the writer thread may commit between two reads, and a
-        # seq beside the hash before it would be a checkpoint no event matches.
-        last_seq, last_hash = self.journal.head
+        # The head of what was published, not of the journal: the writer thread commits,
+        # then publishes, so the journal's head may name an event still on its way, and a
+        # subscriber told of it by this heartbeat would ask to replay it. One read of one
+        # (seq, hash) value: a seq beside the hash before it would name no event.
+        last_seq, last_hash = self.bus.head or self.journal.head
         return {
             "last_seq": last_seq,
             "last_hash": last_hash,

@@ -128,6 +128,16 @@ class Bus:
         self.pub.close()
         self.replay.close_socket()
 
+    @property
+    def head(self) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last event published (:attr:`Publisher.published`)."""
+        return self.pub.published
+
+    def resume(self, head: tuple[int, str]) -> None:
+        """Before the first publish: the journal's head at start, all of it published or
+        replayable already, is what a heartbeat names until the next event goes out."""
+        self.pub.published = head
+
     def publish(self, events: Sequence[Event], raw: Sequence[bytes] | None = None) -> None:
         """Send committed events, one message each; never blocks (:meth:`Publisher.publish`)."""
         self.pub.publish(events, raw)

@@ -87,6 +87,11 @@ class Publisher:
         self._hb_topic = f"{table}.heartbeat".encode()
         #: every PUB send and the close: the journal's writer thread publishes too
         self._send_lock = threading.Lock()
+        #: ``(seq, hash)`` of the last event handed to the socket (sent, or dropped at the
+        #: high-water mark): what a heartbeat names. The journal's head moves at the commit,
+        #: before the writer publishes; a heartbeat naming it could reach a subscriber ahead
+        #: of the event and send it to replay an event that is on its way.
+        self.published: tuple[int, str] | None = None
 
     def open(self) -> None:
         """Create the socket and apply CURVE (before any bind: no moment without it)."""
@@ -138,6 +143,9 @@ class Publisher:
                 except zmq.Again:
                     self.counters["dropped"] += 1
             self.counters["published"] += sent
+            if events:
+                last = events[-1]
+                self.published = (last.seq, last.hash)
 
     def heartbeat(self, data: dict[str, Any], time: str, mono: float) -> None:
         """Publish ``<table>.heartbeat`` (not journaled: no seq, no hash).

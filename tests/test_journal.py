@@ -247,28 +247,45 @@ class _CommitAfterEachRead(Journal):
         return value
 
 
-def test_the_heartbeat_pairs_a_seq_with_its_own_hash(tmp_path):
-    """The heartbeat (and its signed checkpoint) names an event that is in the journal.
-
-    The writer thread commits while the loop builds the heartbeat; a seq read apart
-    from its hash could come out beside the hash of the event after it.
-    """
+def _heartbeat_daemon(tmp_path, j):
+    """A Daemon whose heartbeat reads ``j`` and a real (unbound) bus: what
+    ``Daemon.heartbeat_data`` reads, without running the daemon."""
+    import zmq.asyncio
     from daemon_harness import write_config
 
     from daemon.app import Daemon
+    from daemon.bus import Bus
     from daemon.config import load
     from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
     from daemon.pipeline import Pipeline
     from daemon.table import Table
 
     d = Daemon(load(write_config(tmp_path)))
+    d.journal, d.devices = j, {}
+    d.table = Table(BaccaratTable(BaccaratRules()), [])
+    d.pipeline = Pipeline(d.table, j)
+    d.ctx = zmq.asyncio.Context()
+    d.bus = Bus(
+        d.ctx,
+        table="t1",
+        publish="tcp://127.0.0.1:*",
+        replay="tcp://127.0.0.1:*",
+        journal_path=str(j.path),
+    )
+    return d
+
+
+def test_the_heartbeat_pairs_a_seq_with_its_own_hash(tmp_path):
+    """The heartbeat (and its signed checkpoint) names an event that is in the journal.
+
+    The writer thread commits while the loop builds the heartbeat; a seq read apart
+    from its hash could come out beside the hash of the event after it.
+    """
     j = _CommitAfterEachRead(tmp_path / "j.sqlite", "t1")
     fill_n = 3
     for i in range(fill_n):
         j.append([Batch([Draft("test.tick", {"n": i})], "2026-01-01T00:00:00.000Z", None)])
-    d.journal, d.devices = j, {}
-    d.table = Table(BaccaratTable(BaccaratRules()), [])
-    d.pipeline = Pipeline(d.table, j)
+    d = _heartbeat_daemon(tmp_path, j)  # nothing published yet: the journal's head
     j.racing = True
     data = d.heartbeat_data()
     seq, h = data["last_seq"], data["last_hash"]
@@ -278,6 +295,7 @@ def test_the_heartbeat_pairs_a_seq_with_its_own_hash(tmp_path):
     j.racing = False
     assert j.last_seq > fill_n  # the commits did land between the reads
     j.close()
+    d.ctx.term()
 
 
 @settings(max_examples=300)
@@ -304,3 +322,34 @@ def test_each_commit_updates_the_recorded_head_in_place(tmp_path):
     assert rowid == first[0] and value == f"{j.last_seq}:{j.last_hash}" != first[1]
     assert verify_chain(j.db) == (2, None)
     j.close()
+
+
+def test_the_heartbeat_names_no_event_committed_but_not_yet_published(tmp_path):
+    """The writer thread commits, then publishes: between the two the journal's head
+    names an event no subscriber has. A heartbeat naming it would send every follower
+    to replay an event that is on its way (``tabled_client.table``: a heartbeat's
+    ``last_seq`` ahead means a gap); it names the last event published instead."""
+    j = Journal(tmp_path / "j.sqlite", "t1")
+    tick = lambda n: Batch([Draft("test.tick", {"n": n})], "2026-01-01T00:00:00.000Z", None)  # noqa: E731
+    for i in range(3):
+        j.append([tick(i)])
+    d = _heartbeat_daemon(tmp_path, j)
+    d.bus.resume(j.head)  # as the daemon does at start, before the first publish
+    started = d.heartbeat_data()
+    assert (started["last_seq"], started["last_hash"]) == j.head == (3, j.head[1])
+
+    events, raws = j.commit([tick(3)])  # committed, not published yet
+    assert j.head[0] == 4
+    between = d.heartbeat_data()
+    assert (between["last_seq"], between["last_hash"]) == (3, started["last_hash"])
+
+    d.bus.pub.open()
+    d.bus.pub.bind()
+    try:
+        d.bus.publish(events, raws)
+    finally:
+        d.bus.pub.close()
+    after = d.heartbeat_data()
+    assert (after["last_seq"], after["last_hash"]) == (4, events[-1].hash) == j.head
+    j.close()
+    d.ctx.term()
