@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+# first, before anything imports structlog: structlog without rich, as the daemon does
+# (rich and what it brings are ~4 MiB resident; daemon/structlog_lean.py says why)
+from daemon import structlog_lean  # noqa: F401
+
+# isort: split
 import argparse
 import asyncio
 import json

@@ -142,6 +142,17 @@ def test_without_a_traceback_or_a_console_rich_stays_out() -> None:
     assert r.stdout.splitlines()[-1] == "[]"
 
 
+def test_the_bridge_imports_structlog_without_rich_too() -> None:
+    """The floor's bridge is a long-running service on a small box as well."""
+    code = (
+        "import bridge.app, sys\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pygments')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.splitlines()[-1] == "[]"
+
+
 def test_every_journal_connection_caps_its_page_cache(tmp_path: Path) -> None:
     """SQLite's default is 2 MiB per connection; the journal's 512 KiB saves 1.6 MiB of a
     daemon's RSS at no measured CPU cost (``daemon/journal/format.py``)."""
