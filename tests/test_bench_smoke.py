@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,3 +178,19 @@ def test_the_durable_relay_commits_each_read_before_it_publishes(tmp_path: Path)
         relay.terminate()
         relay.wait(10)
         pty.close()
+
+
+def test_a_floor_catch_up_that_times_out_says_what_the_bridge_knew(tmp_path: Path, capsys) -> None:
+    """bench.floor's diagnosis, run only when a catch-up times out: it must not itself fail
+    when the bridge does not answer, and it shows the bridge's last log lines."""
+    import types
+
+    from bench.floor.__main__ import _why_not_caught_up
+    from bench.floor.natsd import free_port
+
+    (tmp_path / "bridge.log").write_text("started\nlg-001: replay failed: no answer\n")
+    floor: Any = types.SimpleNamespace(metrics_port=free_port(), folder=tmp_path)
+    _why_not_caught_up(floor, "lg-001", 99)
+    out = capsys.readouterr().out
+    assert "lg-001 to seq 99 timed out" in out and "no status" in out
+    assert "replay failed: no answer" in out

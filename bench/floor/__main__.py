@@ -185,7 +185,11 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
     r = await asyncio.to_thread(f.control, "backlog", table=victim, n=a.backlog)
     c_start = time.monotonic()
     await asyncio.to_thread(f.control, "resume", table=victim)
-    c_end = await asyncio.wait_for(w.reach({victim: r["last_seq"]}), 600)
+    try:
+        c_end = await asyncio.wait_for(w.reach({victim: r["last_seq"]}), 600)
+    except TimeoutError:
+        _why_not_caught_up(f, victim, r["last_seq"])
+        raise
     out["catch_up"] = {
         "table": victim,
         "events": a.backlog,
@@ -208,6 +212,20 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
     print(f"  {out['verified']}", flush=True)
     watch.cancel()
     return out
+
+
+def _why_not_caught_up(f: Floor, victim: str, want: int) -> None:
+    """What the bridge said of a table that never caught up, and its log's tail: the
+    evidence a timed-out catch-up needs (the floor's folder goes with the run)."""
+    try:
+        link = bridge_status(f.metrics_port)["tables"].get(victim)
+    except Exception as e:  # the bridge may be what hangs
+        link = f"no status: {type(e).__name__}: {e}"
+    print(f"  catch-up of {victim} to seq {want} timed out; the bridge's status of it: {link}")
+    log = f.folder / "bridge.log"
+    if log.exists():
+        tail = log.read_text(errors="replace").splitlines()[-40:]
+        print("  the bridge's log, last lines:", *tail, sep="\n    ", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
