@@ -19,17 +19,18 @@ the state that batch leaves, so the table's Python and the fsync overlap; that
 batch goes to the writer only once the commit before it returned (one
 transaction in flight: ``docs/decisions.md``).
 
-Why long: recovery, the decide/commit/publish loop and the writer thread share the
-state, the queue and the failure handling that make "commit before publish, nothing
-lost" hold; split, each would reach into the others' internals.
+The writer thread itself is ``daemon/writer.py``.
+
+Why long: recovery and the decide/commit/publish loop share the state, the queue and
+the failure handling (retry, stop, ``journal.recovered``, the decide-ahead's re-decide)
+that make "commit before publish, nothing lost" hold; split, each would reach into the
+other's internals.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
 import sqlite3
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -38,7 +39,6 @@ from typing import Any
 
 import structlog
 
-from daemon import faults
 from daemon.events import GENESIS, Event, decode, utc_text
 from daemon.journal import (
     Batch,
@@ -50,13 +50,11 @@ from daemon.journal import (
     verify_chain,
 )
 from daemon.table import Decision, Input, Table, TableState
+from daemon.writer import Publisher, Writer
 
 log = structlog.get_logger("pipeline")
 
 Listener = Callable[[Sequence[Event]], None]
-#: told each commit's events and their stored bytes, in the writer thread (thread-safe, never
-#: blocking: the bus's PUB send)
-Publisher = Callable[[Sequence[Event], Sequence[bytes]], None]
 
 
 def boot_id() -> str | None:
@@ -189,7 +187,7 @@ class Pipeline:
         self._idle = asyncio.Event()
         #: while :meth:`started` commits: the run loop takes no input before it is done
         self._starting: asyncio.Future[None] | None = None
-        self._writer = _Writer(journal, self.publishers)
+        self._writer = Writer(journal, self.publishers)
         self._closed = False
         self.healthy = True
         #: why the writer stopped for good (set once; the daemon stops)
@@ -616,96 +614,6 @@ class Pipeline:
 
     def close(self) -> None:
         self._writer.close()
-
-
-_Job = tuple[
-    Sequence[Batch],
-    "tuple[str, bytes] | None",
-    bool,
-    asyncio.AbstractEventLoop,
-    "asyncio.Future[list[Event]]",
-]
-
-
-class _Writer:
-    """The journal's one writing thread: commit, publish what was committed, tell the loop.
-
-    Started with the first commit. Commits run one at a time in queue order, so seqs
-    stay gapless and the chain unbroken; nothing is published before its commit
-    returned, and a failed commit publishes nothing (its error goes to the awaiting
-    task, which retries or stops the daemon).
-    """
-
-    def __init__(self, journal: Journal, publishers: list[Publisher]) -> None:
-        self.journal = journal
-        self.publishers = publishers
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def commit(
-        self, batches: Sequence[Batch], snapshot: tuple[str, bytes] | None, *, publish: bool
-    ) -> asyncio.Future[list[Event]]:
-        """Queue one transaction; the future has its events once committed (and published)."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[list[Event]] = loop.create_future()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
-            self._thread.start()
-        self.submit((batches, snapshot, publish, loop, fut))
-        return fut
-
-    def submit(self, job: _Job) -> None:
-        self._jobs.put(job)
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            self.run_job(job)
-
-    def run_job(self, job: _Job) -> None:
-        batches, snapshot, publish, loop, fut = job
-        try:
-            events, raws = self.journal.commit(batches, snapshot)
-        except BaseException as e:
-            _tell(loop, fut, None, e)
-            return
-        if publish:
-            faults.after_commit()
-            for fn in self.publishers:
-                try:
-                    fn(events, raws)
-                except Exception:
-                    log.exception("publishing committed events failed")
-        _tell(loop, fut, events, None)
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join()
-            self._thread = None
-
-
-def _tell(
-    loop: asyncio.AbstractEventLoop,
-    fut: asyncio.Future[list[Event]],
-    events: list[Event] | None,
-    error: BaseException | None,
-) -> None:
-    try:
-        loop.call_soon_threadsafe(_settle, fut, events, error)
-    except RuntimeError:  # the loop is closed: nobody waits any more
-        pass
-
-
-def _settle(
-    fut: asyncio.Future[list[Event]], events: list[Event] | None, error: BaseException | None
-) -> None:
-    if fut.done():  # the awaiting task was cancelled
-        return
-    if error is not None:
-        fut.set_exception(error)
-    else:
-        assert events is not None
-        fut.set_result(events)
 
 
 def _type_of(raw: bytes | str) -> str:
