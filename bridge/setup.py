@@ -14,7 +14,6 @@ credentials: remove them by hand).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,18 +23,17 @@ from bridge.config import BridgeConfig, load
 from daemon.config import ConfigError
 from daemon.install import (
     CONF_DIR,
-    TMPFILES,
     SetupError,
     Step,
     Target,
     account_steps,
     console_script,
+    enable_steps,
     execute,
     remove_file,
     run_tool,
-    shown,
+    tmpfiles_step,
     unit_text,
-    verify_unit,
     write_file,
 )
 
@@ -97,7 +95,6 @@ def install_steps(t: BridgeTarget, config: Path, start: bool = False) -> list[St
     except ConfigError as e:
         raise SetupError(f"{len(e.problems)} problem(s) in {e.path}:\n{e}") from None
     exe = bridge_binary()
-    ra = t.root_args()
     etc = t.at(CONF_DIR)
     steps = [
         Step(f"validated {config} ({len(cfg.tables)} tables)"),
@@ -117,10 +114,7 @@ def install_steps(t: BridgeTarget, config: Path, start: bool = False) -> list[St
             Step(f"copy {key} to {dest} ({mode})", _copy(t.root, config.parent / f, dest, secret))
         )
     steps += [
-        Step(
-            "apply the modes: " + shown("systemd-tmpfiles --create", *ra, t.at(TMPFILES)),
-            lambda: run_tool("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
-        ),
+        tmpfiles_step(t),
         Step(
             f"write {t.at(UNIT)} (ExecStart={exe})",
             write_file(t.at(UNIT), unit_text(exe, "tabled-bridge.service"), 0o644),
@@ -130,21 +124,7 @@ def install_steps(t: BridgeTarget, config: Path, start: bool = False) -> list[St
         steps.append(
             Step("systemctl daemon-reload", lambda: run_tool("systemctl", "daemon-reload"))
         )
-    if shutil.which("systemd-analyze"):
-        steps.append(
-            Step(
-                "check the unit: " + shown("systemd-analyze", *ra, "verify", t.instance),
-                lambda: verify_unit(t, "tabled-bridge"),
-            )
-        )
-    now = ["--now"] if start and not t.offline else []
-    steps.append(
-        Step(
-            f"systemctl {' '.join([*ra, 'enable', *now, t.instance])}",
-            lambda: run_tool("systemctl", *ra, "enable", *now, t.instance),
-        )
-    )
-    return steps
+    return steps + enable_steps(t, start, "tabled-bridge")
 
 
 def uninstall_steps(t: BridgeTarget) -> list[Step]:

@@ -174,7 +174,6 @@ def account_steps(t: Target) -> list[Step]:
 def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
     text = check_config(t.table, config)
     unit = unit_text(tabled_binary())
-    ra = t.root_args()
     steps = [
         Step(f"validated {config} (table {t.table})"),
         *account_steps(t),
@@ -182,10 +181,7 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
             f"install the config as {t.at(CONF_DIR)}/{t.table}.toml",
             write_file(t.at(f"{CONF_DIR}/{t.table}.toml"), text, 0o640),
         ),
-        Step(
-            "apply the modes: " + shown("systemd-tmpfiles --create", *ra, t.at(TMPFILES)),
-            lambda: run_tool("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
-        ),
+        tmpfiles_step(t),
         Step(
             f"write {t.at(UNIT)} (ExecStart={tabled_binary()})", write_file(t.at(UNIT), unit, 0o644)
         ),
@@ -200,11 +196,28 @@ def install_steps(t: Target, config: Path, start: bool = False) -> list[Step]:
             Step("systemctl daemon-reload", lambda: run_tool("systemctl", "daemon-reload")),
             Step("udevadm control --reload-rules", _udev_reload),
         ]
+    return steps + enable_steps(t, start)
+
+
+def tmpfiles_step(t: Target) -> Step:
+    """The modes and owners of the state and config folders (the table's and the bridge's)."""
+    ra = t.root_args()
+    return Step(
+        "apply the modes: " + shown("systemd-tmpfiles --create", *ra, t.at(TMPFILES)),
+        lambda: run_tool("systemd-tmpfiles", "--create", *ra, str(t.at(TMPFILES))),
+    )
+
+
+def enable_steps(t: Target, start: bool, mark: str = "tabled@") -> list[Step]:
+    """The unit checked (where systemd-analyze is: :func:`verify_unit` with ``mark``), then
+    enabled, and with ``start`` started too (not into an offline root)."""
+    ra = t.root_args()
+    steps = []
     if shutil.which("systemd-analyze"):
         steps.append(
             Step(
                 "check the unit: " + shown("systemd-analyze", *ra, "verify", t.instance),
-                lambda: verify_unit(t),
+                lambda: verify_unit(t, mark),
             )
         )
     now = ["--now"] if start and not t.offline else []
