@@ -31,7 +31,7 @@ from pathlib import Path
 IDLE = (
     "EpollSelector.select (selectors.py",
     "_worker (concurrent/futures/thread.py:81)",
-    "_Writer._run (daemon/pipeline.py",  # the journal's writer thread, in its queue
+    "Writer._run (daemon/writer.py",  # the journal's writer thread, in its queue
     "Condition.wait (threading.py",
 )
 #: layers, by the file a frame is in; the leaf-most frame with a layer decides
@@ -55,6 +55,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("daemon/tracer.py", "serial transport + device runner"),
     ("daemon/control.py", "control socket"),
     ("daemon/pipeline.py", "pipeline (queue, writer hand-off)"),
+    ("daemon/writer.py", "pipeline (queue, writer hand-off)"),
 )
 #: library layers, used only when no frame of ours is on the stack
 LIBRARY: tuple[tuple[str, str], ...] = (

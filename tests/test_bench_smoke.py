@@ -204,3 +204,27 @@ def test_a_floor_catch_up_that_times_out_says_what_the_bridge_knew(tmp_path: Pat
     out = capsys.readouterr().out
     assert "lg-001 to seq 99 timed out" in out and "no status" in out
     assert "replay failed: no answer" in out
+
+
+def test_the_profile_summary_names_frames_that_exist() -> None:
+    """bench/profile.py tells a waiting thread from a busy one by the leaf frame's name and
+    file; when the journal's writer moved to daemon/writer.py its wait still named the old
+    place, so every idle sample of that thread was counted as work. Each of our frames it
+    names must be a function in that file."""
+    import re
+
+    from bench.profile import IDLE, LAYERS
+
+    for leaf in IDLE:
+        m = re.fullmatch(r"(?:\w+\.)?(\w+) \((daemon/[\w/]+\.py)", leaf)
+        if m is None:  # the standard library's waits
+            continue
+        func, path = m.groups()
+        assert re.search(rf"def {func}\b", (ROOT / path).read_text()), leaf
+    for prefix, _ in LAYERS:  # ours: a file or folder of the tree, or a function in a file
+        func, _, where = prefix.rpartition(" (")
+        if not where.startswith(("daemon/", "drivers/")):
+            continue
+        assert (ROOT / where).exists(), prefix
+        if func:
+            assert re.search(rf"def {func}\b", (ROOT / where).read_text()), prefix
