@@ -296,7 +296,7 @@ class FloorTarget:
         return len(self.lines) >= len(self.written)
 
     def cpu_seconds(self) -> float:
-        return proc.cpu_seconds(self.relay.pid)
+        return proc.oncpu_seconds(self.relay.pid)
 
     def close(self) -> None:
         self.relay.terminate()
@@ -353,7 +353,7 @@ def run_one(
         daemon.start()
         daemon.ready()
         load = Load([daemon.d.pid, floor.relay.pid])
-        cpu0, th0, fcpu0 = daemon.d.cpu_seconds(), daemon.d.thread_cpu(), floor.cpu_seconds()
+        cpu0, th0, fcpu0 = daemon.d.oncpu_seconds(), daemon.d.thread_cpu(), floor.cpu_seconds()
         mem0 = daemon.d.memory()
         t0 = time.monotonic()
         idx = 0
@@ -368,7 +368,7 @@ def run_one(
             _burst(loop, daemon, frames, gap, rng_d, all_lines=False)
             daemon.check()
         seconds = time.monotonic() - t0
-        cpu1, th1, fcpu1 = daemon.d.cpu_seconds(), daemon.d.thread_cpu(), floor.cpu_seconds()
+        cpu1, th1, fcpu1 = daemon.d.oncpu_seconds(), daemon.d.thread_cpu(), floor.cpu_seconds()
         mem1 = daemon.d.memory()
         loadr = load.result()
         daemon.finish()
@@ -445,7 +445,7 @@ def run_one(
         "tabled_cpu_us_per_event": round(cpu / events * 1e6, 1) if events else None,
         "tabled_cpu_us_per_frame": round(cpu / len(all_frames) * 1e6, 1),
         "tabled_cpu_by_thread_s": {
-            k: round(v - th0.get(k, 0.0), 2) for k, v in sorted(th1.items())
+            k: round(v - th0.get(k, 0.0), 4) for k, v in sorted(th1.items())
         },
         "floor_cpu_us_per_frame": round((fcpu1 - fcpu0) / len(all_frames) * 1e6, 1),
         "tabled_rss_kib": [mem0.get("VmRSS"), mem1.get("VmRSS")],

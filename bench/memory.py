@@ -107,7 +107,7 @@ def run(
         )
         dealer = ShoeDealer(seed=3)
         load = Load([d.pid])
-        cpu0, ev0 = d.cpu_seconds(), soak.events
+        cpu0, ev0 = d.oncpu_seconds(), soak.events
         t0 = time.monotonic()
         played = 0
         expected = soak.dealt
@@ -147,7 +147,7 @@ def run(
             if played >= hands or (seconds and time.monotonic() - t0 > seconds):
                 break
         elapsed = time.monotonic() - t0
-        cpu = d.cpu_seconds() - cpu0
+        cpu = d.oncpu_seconds() - cpu0
         events = soak.events - ev0
         m1 = d.memory()
         loadr = load.result()

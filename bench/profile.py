@@ -133,8 +133,11 @@ def _threads(raw: Path) -> dict[str, list[tuple[list[str], int]]]:
 def per_event(raw: Path, cpu_by_thread: dict[str, float], events: int) -> list[tuple[float, str]]:
     """(CPU µs per event, "layer (thread)"), largest first: see the module's docstring."""
     cpu: Counter[str] = Counter()
+    exact = any(name.endswith(" cpu") for name in cpu_by_thread)
     for name, seconds in cpu_by_thread.items():
-        cpu[name.rsplit(" ", 1)[0]] += seconds
+        role, kind = name.rsplit(" ", 1)
+        if kind == "cpu" or not exact:  # the scheduler's runtime where there is one, else ticks
+            cpu[role] += seconds
     out: list[tuple[float, str]] = []
     for thread, stacks in _threads(raw).items():
         who = (

@@ -228,3 +228,37 @@ def test_the_profile_summary_names_frames_that_exist() -> None:
         assert (ROOT / where).exists(), prefix
         if func:
             assert re.search(rf"def {func}\b", (ROOT / where).read_text()), prefix
+
+
+def test_on_cpu_time_is_read_per_thread_from_the_scheduler() -> None:
+    """bench/proc.py reads each live thread's runtime (schedstat, ns) for the CPU per event:
+    a thread's work shows in the process's total while the thread lives."""
+    import os
+    import threading
+
+    from bench import proc
+
+    pid = os.getpid()
+    if proc.task_runtime(proc.Path(f"/proc/{pid}/task/{pid}")) is None:
+        pytest.skip("this kernel keeps no schedstat: the bench falls back to ticks")
+    burnt, leave = threading.Event(), threading.Event()
+
+    def burn() -> None:
+        me = proc.Path(f"/proc/{pid}/task/{threading.get_native_id()}")
+        t0 = proc.task_runtime(me)
+        assert t0 is not None
+        while (proc.task_runtime(me) or 0.0) - t0 < 0.05:
+            pass
+        burnt.set()
+        leave.wait()
+
+    before = proc.oncpu_seconds(pid)
+    t = threading.Thread(target=burn)
+    t.start()
+    try:
+        assert burnt.wait(60)
+        after = proc.oncpu_seconds(pid)  # the thread still lives: its runtime is counted
+    finally:
+        leave.set()
+        t.join()
+    assert after - before >= 0.05
