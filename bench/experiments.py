@@ -13,10 +13,8 @@ Experiments:
 
 * ``baseline``: tabled as it is;
 * ``timeline``: tabled as it is, the commit path timed stage by stage
-  (bench.variant ``timeline``): write → read → pipeline → journal thread →
-  append → loop → publish → subscriber, per card;
-* ``inline-commit``: the journal append in the loop thread (bench.variant),
-  with the same stage stamps;
+  (bench.variant ``timeline``): write → read → pipeline → commit
+  (append) → publish → subscriber, per card;
 * ``log-warning``: ``[log] level = "warning"``: no info line per event;
 * ``cpu-profile``: tabled as it is, cProfile on the loop's thread timed by its CPU clock
   (bench.variant); the stats of the last run are printed (top 25 by own time) and kept in
@@ -24,7 +22,6 @@ Experiments:
 * ``durable-floor``: tabled as it is against the durable relay (bench/relay.py with a
   journal: a SQLite commit per read, on one thread, before the publish): the least a
   process that commits every reading before publishing it costs;
-* ``no-decide-ahead``: the pipeline without its decide-ahead (bench.variant);
 * ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
   systemd's ``CPUAffinity=`` would): its threads hand off without waking
   another CPU.
@@ -44,12 +41,10 @@ from bench.session import shoe_session
 EXPERIMENTS: dict[str, dict[str, Any]] = {
     "baseline": {},
     "timeline": {"variant": "timeline"},
-    "inline-commit": {"variant": "inline-commit+timeline"},
     "log-warning": {"log_level": "warning"},
     "one-cpu": {"cpus": "1"},
     "cpu-profile": {"variant": "cpu-profile"},
     "durable-floor": {"durable_floor": True},
-    "no-decide-ahead": {"variant": "no-decide-ahead"},
 }
 
 

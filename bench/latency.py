@@ -481,9 +481,9 @@ def _stages(tl: dict[str, Any], samples: list[tuple[int, float, int]]) -> dict[s
     names = (
         "write → read",
         "read → pipeline",
-        "pipeline → journal thread",
+        "pipeline → commit (decide, batch)",
         "append (seal, SQLite, fsync)",
-        "journal thread → loop",
+        "commit → publish",
         "publish (zmq send)",
         "publish → subscriber",
     )

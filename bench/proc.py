@@ -238,8 +238,8 @@ class DaemonProcess:
         runtime (:func:`oncpu_seconds`), and ``<role> user`` / ``<role> sys`` in ticks.
 
         Python threads all carry the process's name, so the main thread is told
-        by its id (the pid) and the other Python thread of the daemon is the
-        journal writer; libzmq names its own threads (ZMQbg/…).
+        by its id (the pid); the daemon's other Python threads (the journal's sentinel,
+        a GPIO library's) wake rarely; libzmq names its own threads (ZMQbg/…).
         """
         out: dict[str, float] = {}
         for t in Path(f"/proc/{self.pid}/task").iterdir():
@@ -251,7 +251,7 @@ class DaemonProcess:
                 elif comm.startswith("ZMQbg"):
                     name = "zmq I/O"
                 else:
-                    name = "other python threads (journal writer)"
+                    name = "other python threads"
                 r = task_runtime(t)
                 for kind, v in (
                     ("user", int(f[11]) / CLK_TCK),

@@ -3,8 +3,8 @@
 py-spy samples the running ``tabled`` from outside (no code change, no
 import in the daemon), every thread, 1,000 times a second. Its raw output
 (collapsed stacks) is summarised per thread: samples where the thread
-waits for work (the event loop in ``epoll``, the journal thread in its
-queue) are counted as idle; the busy rest is split by layer (protocol,
+waits for work (the event loop in ``epoll``, the journal's sentinel on its
+timer) are counted as idle; the busy rest is split by layer (protocol,
 table, journal, publish, logging, asyncio machinery…) and by function,
 self and inclusive.
 
@@ -31,7 +31,6 @@ from pathlib import Path
 IDLE = (
     "EpollSelector.select (selectors.py",
     "_worker (concurrent/futures/thread.py:81)",
-    "Writer._run (daemon/writer.py",  # the journal's writer thread, in its queue
     "Condition.wait (threading.py",
 )
 #: layers, by the file a frame is in; the leaf-most frame with a layer decides
@@ -143,7 +142,7 @@ def per_event(raw: Path, cpu_by_thread: dict[str, float], events: int) -> list[t
         who = (
             "main (asyncio loop)"
             if thread == "MainThread"
-            else "other python threads (journal writer)"
+            else "other python threads"
         )
         busy = [(f, n) for f, n in stacks if f and not any(f[-1].startswith(i) for i in IDLE)]
         nb = sum(n for _, n in busy)

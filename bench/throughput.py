@@ -12,7 +12,7 @@
   commit's events published (the stored bytes) with ``Bus.publish`` to a subscriber in another
   process that counts them.
 * **pipeline**: the same readings through ``Pipeline`` itself (decide,
-  the journal thread, publish, and ``log_events`` writing its JSON lines to
+  the commit, publish, and ``log_events`` writing its JSON lines to
   /dev/null as tabled writes them to journald): once awaiting each commit
   (one transaction per reading), once with readings arriving faster than
   they commit (2,000 waiting at any time: group commit, up to 512 inputs
@@ -245,7 +245,7 @@ async def _pipeline(
     ctx, bus, j = await _bus(where, "tp")
     table = _table(sess)
     p = Pipeline(table, j, snapshot_every=snapshot_every)
-    p.publishers.append(bus.publish)  # as daemon/app.py: from the writer thread
+    p.publishers.append(bus.publish)  # as daemon/app.py: the moment each commit returns
     p.listeners.append(event_logger("all", table.game.describe))
     task = asyncio.create_task(p.run())
     sink: _Sink | None = None

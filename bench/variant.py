@@ -4,21 +4,16 @@
 
 Used only by :mod:`bench.experiments`, never by ``make bench``. Each variant
 patches the running daemon's code from outside (the daemon's files are not
-touched) the way the proposed change would behave:
+touched) the way the proposed change would behave. (``inline-commit`` and
+``no-decide-ahead`` were variants until the commit moved to the loop's thread and
+the decide-ahead went with it: ``docs/decisions.md``, Where the commit runs.)
 
-* ``inline-commit``: the journal's ``append`` runs in the event loop's own
-  thread instead of the journal thread (no hand-off and no wake-up of the
-  loop by the writer thread); the loop is blocked during the fsync;
 * ``timeline``: no change in behaviour; the commit path is timed stage by
   stage (``time.monotonic_ns``, the benchmark's clock) and the stamps are
   written at exit to the file named by ``$BENCH_TIMELINE``;
-* ``inline-commit+timeline``: both;
 * ``cpu-profile``: no change in behaviour; cProfile on the event loop's thread, timed
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
-* ``no-decide-ahead``: the pipeline as before the decide-ahead: the inputs queued
-  behind a commit are decided only once it returned (``docs/decisions.md``), to judge
-  on a quiet machine whether the overlap pays;
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -29,20 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 
-def _inline_commit() -> None:
-    from daemon import pipeline
-
-    init = pipeline.Pipeline.__init__
-
-    def patched(self: Any, *a: Any, **k: Any) -> None:
-        init(self, *a, **k)
-        self._writer.submit = self._writer.run_job  # the job runs at once, in the loop's thread
-
-    pipeline.Pipeline.__init__ = patched  # type: ignore[method-assign]
-
-
 def _timeline() -> None:
-    """Stamps per commit: process start, append start/end (journal thread), publish start/end."""
+    """Stamps per commit: process start, append start/end, publish start/end."""
     import atexit
     import json
     import os
@@ -55,10 +38,10 @@ def _timeline() -> None:
     process, commit = pipeline.Pipeline._commit_batch, journal.Journal.commit
     publish = bus.Bus.publish
 
-    async def timed_process(self: Any, batch: Any, meanwhile: Any) -> None:
-        # from the decided batch's commit (its deciding ran during the commit before it)
+    async def timed_process(self: Any, batch: Any) -> None:
+        # from the decided batch's commit
         rec["process"].append((now(), len(batch.items)))
-        await process(self, batch, meanwhile)
+        await process(self, batch)
         rec["listeners"].append(now())
 
     def timed_commit(self: Any, batches: Any, snapshot: Any = None) -> Any:
@@ -104,23 +87,9 @@ def _cpu_profile() -> None:
     atexit.register(dump)
 
 
-def _no_decide_ahead() -> None:
-    from daemon import pipeline
-
-    commit_batch = pipeline.Pipeline._commit_batch
-
-    async def patched(self: Any, batch: Any, meanwhile: Any) -> None:
-        await commit_batch(self, batch, None)  # nothing decided during the commit
-
-    pipeline.Pipeline._commit_batch = patched  # type: ignore[method-assign]
-
-
 VARIANTS: dict[str, Callable[[], None]] = {
-    "inline-commit": _inline_commit,
     "timeline": _timeline,
-    "inline-commit+timeline": lambda: (_inline_commit(), _timeline()) and None,
     "cpu-profile": _cpu_profile,
-    "no-decide-ahead": _no_decide_ahead,
     "none": lambda: None,
 }
 

@@ -172,7 +172,7 @@ class Daemon:
         except Exception:
             await self._close_sockets()
             raise
-        # from the journal's writer thread, the moment each commit returns
+        # the moment each commit returns, before the listeners
         self.bus.resume(self.journal.head)
         self.pipeline.publishers.append(self.bus.publish)
         # every commit's listeners, each called only for the event types it follows
@@ -207,6 +207,16 @@ class Daemon:
             self.pipeline.on_journal.append(self.hooks.on_journal)
             self.hooks.start()
         self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
+        # The commit runs on the loop: a disk that stops answering blocks it, and this
+        # thread is what still speaks then (daemon/writer.py). Its limit is the watchdog's
+        # ping interval, after which the pings stop as the loop does.
+        hb = cfg.bus.heartbeat_interval
+        self.pipeline.watch(
+            interval=hb,
+            limit=self.notifier.watchdog_interval() or max(hb, 1.0),
+            stuck=self._journal_stuck,
+            unstuck=self._journal_unstuck,
+        )
         await self.pipeline.started(
             {
                 "version": self.version,
@@ -367,6 +377,10 @@ class Daemon:
 
     def _journal_state(self, ok: bool, error: str | None) -> None:
         """The journal cannot be told of its own failure: the bus and systemd are."""
+        self._send_journal_state(ok, error)
+        self.notifier.status(self.summary())
+
+    def _send_journal_state(self, ok: bool, error: str | None) -> None:
         data = {"ok": ok, "error": None if ok else error, "last_seq": self.journal.last_seq}
         body = canonical(
             {
@@ -378,7 +392,6 @@ class Daemon:
             }
         )
         self.bus.send(f"{self.s.table}.journal.state".encode(), body)
-        self.notifier.status(self.summary())
 
     def _trace_input(self, inp: Input) -> None:
         if isinstance(inp, Command):
@@ -455,27 +468,41 @@ class Daemon:
     async def _watchdog(self, interval: float) -> None:
         """The watchdog rule (``docs/operations.md``, Watchdog): ping while the table can work.
 
-        Pinged from the loop itself, so a blocked loop stops the pings. A journal write
-        that fails (full disk, I/O error) keeps them going: it is retried, the inputs are
-        held in order, and a restart would neither mend the disk nor keep those inputs —
-        the failure is in STATUS=, the heartbeat and the alarms instead. A journal write
-        that does not come back (a disk that stopped answering) stops them once it has
-        been in flight longer than one ping interval, and systemd restarts the daemon.
-        A dead pipeline task never pings: it brings the daemon down first.
+        Pinged from the loop itself, so a blocked loop stops the pings: a journal write
+        that does not come back (a disk that stopped answering) blocks the loop, which
+        commits on its own thread, and systemd restarts the daemon; the journal's sentinel
+        thread says why meanwhile (:meth:`_journal_stuck`). A journal write that fails
+        (full disk, I/O error) keeps them going: it is retried, the inputs are held in
+        order, and a restart would neither mend the disk nor keep those inputs — the
+        failure is in STATUS=, the heartbeat and the alarms instead. A dead pipeline task
+        never pings: it brings the daemon down first.
         """
         while True:
-            if self.pipeline.wedged(interval):
-                if not self._wedged_logged:
-                    self._wedged_logged = True
-                    log.error(
-                        "a journal write does not return: watchdog pings stopped",
-                        seconds=round(self.clock.mono() - (self.pipeline.writing_since or 0), 1),
-                    )
-            else:
-                self._wedged_logged = False
-                self.notifier.watchdog()
+            self.notifier.watchdog()
             self.notifier.status(self.summary())
             await asyncio.sleep(interval)
+
+    def _journal_stuck(self, seconds: float) -> None:
+        """From the sentinel's thread, each interval while a commit has not returned: the loop
+        is blocked in it, so this thread sends the heartbeat (``journal_ok: false``) and the
+        STATUS=; the first time also the log line and ``journal.state``."""
+        error = f"a journal write has not returned for {seconds:.1f} s (the disk does not answer)"
+        if not self._wedged_logged:
+            self._wedged_logged = True
+            log.error(
+                "a journal write does not return: watchdog pings stopped",
+                seconds=round(seconds, 1),
+            )
+            self._send_journal_state(False, error)
+        data = self.heartbeat_data() | {"journal_ok": False}
+        self.bus.heartbeat(data, utc_text(self.clock.wall()), self.clock.mono())
+        self.notifier.status(f"{self.summary()} JOURNAL STUCK {seconds:.0f} s")
+
+    def _journal_unstuck(self, seconds: float) -> None:
+        """From the sentinel's thread, once the stuck commit returned."""
+        self._wedged_logged = False
+        log.warning("the journal write returned", seconds=round(seconds, 1))
+        self._send_journal_state(self.pipeline.healthy, self.pipeline.stats.last_error)
 
     def summary(self) -> str:
         devs = " ".join(f"{n}={r.health}" for n, r in self.devices.items())

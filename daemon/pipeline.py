@@ -7,24 +7,18 @@ shared, each input's events stay together and in order), and only then is
 the state advanced and the events published. A failed commit publishes
 nothing and advances nothing.
 
-The commit runs in the journal's one writing thread (:class:`_Writer`), so the
-event loop — the control socket, the heartbeat, the devices — goes on during an
-fsync, and a wedged disk shows (``wedged``) instead of freezing the daemon. That
-thread also publishes (``publishers``: the bus) the moment the commit returns,
-the very bytes it stored, before it tells the loop: the subscriber's copy does
-not wait for the loop to wake, and the loop is not woken just to publish. One
-queue in and one ``call_soon_threadsafe`` out per commit: no executor future.
-While a batch commits the loop decides the inputs queued behind it, against
-the state that batch leaves, so the table's Python and the fsync overlap; that
-batch goes to the writer only once the commit before it returned (one
-transaction in flight: ``docs/decisions.md``).
-
-The writer thread itself is ``daemon/writer.py``.
+The commit runs on the loop's own thread (``daemon/writer.py``, ``docs/decisions.md``
+Where the commit runs): one transaction at a time, published (``publishers``: the
+bus, the very bytes stored) the moment it returns. While it runs nothing else on
+the loop does, so inputs that arrive during an fsync wait in the kernel and the
+next batch takes them all: one transaction, one fsync. A commit that does not
+return blocks the loop; the writer's sentinel thread reports it and the
+watchdog's pings stop. A commit that fails is retried from the loop, which goes on
+meanwhile (``asyncio.sleep``): the control socket and the heartbeat say so.
 
 Why long: recovery and the decide/commit/publish loop share the state, the queue and
-the failure handling (retry, stop, ``journal.recovered``, the decide-ahead's re-decide)
-that make "commit before publish, nothing lost" hold; split, each would reach into the
-other's internals.
+the failure handling (retry, stop, ``journal.recovered``) that make "commit before
+publish, nothing lost" hold; split, each would reach into the other's internals.
 """
 
 from __future__ import annotations
@@ -50,7 +44,7 @@ from daemon.journal import (
     verify_chain,
 )
 from daemon.table import Decision, Input, Table, TableState
-from daemon.writer import Publisher, Writer
+from daemon.writer import Publisher, Sentinel, Writer
 
 log = structlog.get_logger("pipeline")
 
@@ -104,25 +98,6 @@ class _Decided:
     marks: list[tuple[asyncio.Future[TableState], TableState]]
     refused: int
 
-    def extend(self, more: _Decided) -> _Decided:
-        """These, then ``more`` (decided from this batch's tentative state)."""
-        return _Decided(
-            [*self.items, *more.items],
-            [*self.decided, *more.decided],
-            [*self.draft_lists, *more.draft_lists],
-            more.tentative,
-            [*self.marks, *more.marks],
-            self.refused + more.refused,
-        )
-
-
-@dataclass(slots=True)
-class _Undecided:
-    """Inputs whose deciding raised: the daemon stops once the commit before them settles."""
-
-    items: list[_Item]
-    error: Exception
-
 
 @dataclass(slots=True)
 class Stats:
@@ -170,7 +145,7 @@ class Pipeline:
         self.max_batch = max_batch
         self.state: TableState = table.initial()
         self.listeners: list[Listener] = []
-        #: run in the writer thread as soon as a commit returns, before the listeners
+        #: run as soon as a commit returns, before the listeners
         self.publishers: list[Publisher] = []
         #: told ``(ok, error)`` when journal writes start failing and when they work again
         self.on_journal: list[Callable[[bool, str | None], None]] = []
@@ -187,13 +162,13 @@ class Pipeline:
         self._idle = asyncio.Event()
         #: while :meth:`started` commits: the run loop takes no input before it is done
         self._starting: asyncio.Future[None] | None = None
-        self._writer = Writer(journal, self.publishers)
+        #: the commit and its publish (its sentinel is the daemon's: ``daemon/app.py``)
+        self.writer = Writer(journal, self.publishers, self.clock.mono)
+        self._sentinel: Sentinel | None = None
         self._closed = False
         self.healthy = True
         #: why the writer stopped for good (set once; the daemon stops)
         self.failed: str | None = None
-        #: monotonic time a journal write was handed to the writer thread, while it runs
-        self.writing_since: float | None = None
         #: the journal's last event was not ``daemon.stopped``: the last run ended badly
         self.crashed = False
 
@@ -333,75 +308,31 @@ class Pipeline:
     # -- the writer loop ----------------------------------------------------------------
 
     async def run(self) -> None:
-        """Decide, commit, publish, forever; the next batch is decided while one commits.
-
-        A batch is committed only after the one before it returned (one transaction
-        in the writer at a time, so a failed commit is retried, or stops the daemon,
-        before anything after it is written). The batch after it is decided, against
-        the state the committing one leaves, during that commit; if the commit did
-        not leave exactly that state (a ``journal.recovered`` event came between, or a
-        stop gave up on it), it is decided again from the state the journal holds.
-        """
+        """Decide, commit, publish, forever: everything queued (up to ``max_batch``) in
+        one transaction, one transaction at a time, so a failed commit is retried, or
+        stops the daemon, before anything after it is written."""
         self._running = True
-        ahead: _Decided | None = None
         try:
             while True:
-                if ahead is None:
-                    if self._closed:  # drain() commits the rest; shutdown cancels this task
-                        self._idle.set()
-                        await asyncio.Event().wait()
-                    if self._starting is not None:  # daemon.started is being committed
-                        await self._starting
-                        continue
-                    if not self._inbox:
-                        self._wake.clear()
-                        await self._wake.wait()
-                        continue
-                    items = self._take(self.max_batch)
-                    try:
-                        ahead = self._decide(items, self.state)
-                    except BaseException as e:
-                        self._fail(e, items)
-                        raise
-                ahead = await self._commit_ahead(ahead)
+                if self._closed:  # drain() commits the rest; shutdown cancels this task
+                    self._idle.set()
+                    await asyncio.Event().wait()
+                if self._starting is not None:  # daemon.started is being committed
+                    await self._starting
+                    continue
+                if not self._inbox:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                items = self._take(self.max_batch)
+                try:
+                    await self._commit_batch(self._decide(items, self.state))
+                except BaseException as e:
+                    self._fail(e, items)
+                    raise
         finally:
             self._running = False
             self._idle.set()
-
-    async def _commit_ahead(self, batch: _Decided) -> _Decided | None:
-        """Commit ``batch``, deciding the inputs queued behind it meanwhile; returns those."""
-        nxt: list[_Decided | _Undecided] = []
-
-        def meanwhile() -> None:
-            if self._inbox and not self._closed:
-                items = self._take(self.max_batch)
-                try:
-                    nxt.append(self._decide(items, batch.tentative))
-                except Exception as e:  # raised once the commit before it is settled
-                    nxt.append(_Undecided(items, e))
-
-        try:
-            await self._commit_batch(batch, meanwhile)
-        except BaseException as e:
-            self._fail(e, [*batch.items, *(it for n in nxt for it in n.items)])
-            raise
-        if not nxt:
-            return None
-        ahead = nxt[0]
-        if isinstance(ahead, _Undecided):
-            self._fail(ahead.error, ahead.items)
-            raise ahead.error
-        try:
-            if self.state is not batch.tentative:
-                ahead = self._decide(ahead.items, self.state)
-            room = self.max_batch - len(ahead.items)
-            if self._inbox and room > 0 and not self._closed:
-                # what came in during the commit joins the batch: one transaction, as before
-                ahead = ahead.extend(self._decide(self._take(room), ahead.tentative))
-        except BaseException as e:
-            self._fail(e, ahead.items)
-            raise
-        return ahead
 
     def _take(self, n: int) -> list[_Item]:
         inbox = self._inbox
@@ -428,8 +359,8 @@ class Pipeline:
     async def drain(self, info: dict[str, Any] | None = None) -> None:
         """Stop taking inputs, commit what is queued, then ``daemon.stopped`` (shutdown).
 
-        The run loop first finishes the batch it is committing (and the one it
-        decided meanwhile) and parks; the rest is committed here, in order.
+        The run loop first finishes the batch it is committing and parks; the rest is
+        committed here, in order.
         """
         self._closed = True
         if self._running:
@@ -440,7 +371,7 @@ class Pipeline:
                 while self._inbox:
                     items = self._take(self.max_batch)
                     try:
-                        await self._commit_batch(self._decide(items, self.state), None)
+                        await self._commit_batch(self._decide(items, self.state))
                     except BaseException as e:
                         self._fail(e, items)
                         raise
@@ -460,7 +391,7 @@ class Pipeline:
         # The writer failed: one plain try, so the journal says the stop was seen if it can.
         batch = Batch(drafts=d.drafts, time=utc_text(self.clock.wall()), mono=None)
         try:
-            await self._writer.commit([batch], None, publish=False)
+            self.writer.commit([batch], None, publish=False)
         except Exception as e:
             log.error("daemon.stopped not committed", error=f"{type(e).__name__}: {e}")
 
@@ -485,26 +416,21 @@ class Pipeline:
             draft_lists.append(d.drafts)
         return _Decided(items, decided, draft_lists, state, marks, refused)
 
-    async def _commit_batch(self, batch: _Decided, meanwhile: Callable[[], None] | None) -> None:
+    async def _commit_batch(self, batch: _Decided) -> None:
         self.stats.inputs += len(batch.decided)
         self.stats.refused += batch.refused
         for fut, state in batch.marks:
             if not fut.done():
                 fut.set_result(state)
-        await self._commit(batch.decided, batch.draft_lists, batch.tentative, meanwhile)
+        await self._commit(batch.decided, batch.draft_lists, batch.tentative)
 
     async def _commit(
         self,
         decided: list[tuple[Decision, _Item | None]],
         draft_lists: list[list[Any]],
         tentative: TableState | None = None,
-        meanwhile: Callable[[], None] | None = None,
     ) -> list[Event]:
-        """Commit decided inputs (retrying while the disk refuses), then tell everyone.
-
-        ``meanwhile`` runs once on the loop while the first try is in the writer
-        thread: the run loop decides the next batch there.
-        """
+        """Commit decided inputs (retrying while the disk refuses), then tell everyone."""
         if tentative is None:
             tentative = self.state
             for drafts in draft_lists:
@@ -524,15 +450,7 @@ class Pipeline:
         attempt = 0
         while True:
             try:
-                self.writing_since = self.clock.mono()
-                try:
-                    fut = self._writer.commit(batches, snapshot, publish=True)
-                    if meanwhile is not None:
-                        meanwhile, then = None, meanwhile
-                        then()
-                    events = await fut
-                finally:
-                    self.writing_since = None
+                events = self.writer.commit(batches, snapshot, publish=True)
                 break
             except Exception as e:
                 if not retryable(e):
@@ -607,13 +525,27 @@ class Pipeline:
             except Exception:
                 log.exception("journal state listener failed")
 
-    def wedged(self, limit: float) -> bool:
-        """A journal write has been in the writer thread for more than ``limit`` seconds."""
-        since = self.writing_since
-        return since is not None and self.clock.mono() - since > limit
+    def watch(
+        self,
+        *,
+        interval: float,
+        limit: float,
+        stuck: Callable[[float], None],
+        unstuck: Callable[[float], None],
+    ) -> Sentinel:
+        """Start the thread that reports a commit that does not return (``daemon/writer.py``)."""
+        if self._sentinel is None:
+            self._sentinel = Sentinel(
+                self.writer, interval=interval, limit=limit, stuck=stuck, unstuck=unstuck
+            )
+            self._sentinel.start()
+        return self._sentinel
 
     def close(self) -> None:
-        self._writer.close()
+        """Stop the sentinel's thread, if one was started."""
+        if self._sentinel is not None:
+            self._sentinel.close()
+            self._sentinel = None
 
 
 def _type_of(raw: bytes | str) -> str:

@@ -1,15 +1,20 @@
-"""The journal's one writing thread: commit, publish what was committed, tell the loop.
+"""The journal's commit, on the event loop's own thread, and the thread that sees it stuck.
 
-Split from ``daemon/pipeline.py``, which decides and owns every failure rule; this is
-only the hand-off: one queue in, and per commit one publish (the very bytes stored)
-and one ``call_soon_threadsafe`` back to the loop. No executor future per commit.
+The commit runs where the inputs were decided: no hand-off to another thread and no
+wake back (``docs/decisions.md``, Where the commit runs). Measured on the table PC's
+stand-in, the two hand-offs were the largest cost of a paced event above the durable
+relay floor (``docs/performance.md``). The price is that a disk that stops answering
+blocks the loop; :class:`Sentinel` is what still speaks then: a thread that wakes once
+an interval, and while a commit has been in flight longer than its limit says so in
+the log, on the bus (heartbeats with ``journal_ok: false``, a ``journal.state``) and to
+systemd (``STATUS=``). The loop's watchdog pings stop by themselves, so systemd
+restarts the daemon as before.
 """
 
 from __future__ import annotations
 
-import asyncio
-import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import structlog
@@ -20,60 +25,41 @@ from daemon.journal import Batch, Journal
 
 log = structlog.get_logger("pipeline")
 
-#: told each commit's events and their stored bytes, in the writer thread (thread-safe, never
-#: blocking: the bus's PUB send)
+#: told each commit's events and their stored bytes, right after the commit (never blocking:
+#: the bus's PUB send)
 Publisher = Callable[[Sequence[Event], Sequence[bytes]], None]
-
-Job = tuple[
-    Sequence[Batch],
-    "tuple[str, bytes] | None",
-    bool,
-    asyncio.AbstractEventLoop,
-    "asyncio.Future[list[Event]]",
-]
 
 
 class Writer:
-    """The journal's one writing thread: commit, publish what was committed, tell the loop.
+    """One transaction at a time, then its publish: the very bytes stored.
 
-    Started with the first commit. Commits run one at a time in queue order, so seqs
-    stay gapless and the chain unbroken; nothing is published before its commit
-    returned, and a failed commit publishes nothing (its error goes to the awaiting
-    task, which retries or stops the daemon).
+    Called by the pipeline only, from the loop, so commits are in order, seqs gapless
+    and the chain unbroken; nothing is published before its commit returned, and a
+    failed commit publishes nothing (its error goes to the caller, which retries or
+    stops the daemon).
     """
 
-    def __init__(self, journal: Journal, publishers: list[Publisher]) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        publishers: list[Publisher],
+        mono: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.journal = journal
         self.publishers = publishers
-        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self.mono = mono
+        #: monotonic time the commit in flight began (one store; read by the sentinel)
+        self.since: float | None = None
 
     def commit(
         self, batches: Sequence[Batch], snapshot: tuple[str, bytes] | None, *, publish: bool
-    ) -> asyncio.Future[list[Event]]:
-        """Queue one transaction; the future has its events once committed (and published)."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[list[Event]] = loop.create_future()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="journal", daemon=True)
-            self._thread.start()
-        self.submit((batches, snapshot, publish, loop, fut))
-        return fut
-
-    def submit(self, job: Job) -> None:
-        self._jobs.put(job)
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            self.run_job(job)
-
-    def run_job(self, job: Job) -> None:
-        batches, snapshot, publish, loop, fut = job
+    ) -> list[Event]:
+        """Commit one transaction, then publish it; its events."""
+        self.since = self.mono()
         try:
             events, raws = self.journal.commit(batches, snapshot)
-        except BaseException as e:
-            _tell(loop, fut, None, e)
-            return
+        finally:
+            self.since = None
         if publish:
             faults.after_commit()
             for fn in self.publishers:
@@ -81,34 +67,59 @@ class Writer:
                     fn(events, raws)
                 except Exception:
                     log.exception("publishing committed events failed")
-        _tell(loop, fut, events, None)
+        return events
+
+
+class Sentinel:
+    """A thread that wakes every ``interval`` and tells when a commit has not returned.
+
+    ``stuck(seconds)`` is called from this thread, each interval while a commit has been
+    in flight longer than ``limit``; ``unstuck(seconds)`` once, from this thread too, the
+    first interval after it returned. Both must be safe beside the blocked loop: they
+    only read, log and send (the bus's sends hold its lock).
+    """
+
+    def __init__(
+        self,
+        writer: Writer,
+        *,
+        interval: float,
+        limit: float,
+        stuck: Callable[[float], None],
+        unstuck: Callable[[float], None],
+    ) -> None:
+        self.writer = writer
+        self.interval = interval
+        self.limit = limit
+        self._stuck, self._unstuck = stuck, unstuck
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        #: the commit found stuck (its start), until it is seen returned
+        self.stuck_since: float | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="journal-sentinel", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.check()
+
+    def check(self) -> None:
+        """One look (the thread's, each interval; a test's, directly)."""
+        since, now = self.writer.since, self.writer.mono()
+        try:
+            if since is not None and now - since > self.limit:
+                self.stuck_since = since
+                self._stuck(now - since)
+            elif self.stuck_since is not None:
+                was, self.stuck_since = self.stuck_since, None
+                self._unstuck(now - was)
+        except Exception:  # this thread must outlive any one report
+            log.exception("the journal sentinel's report failed")
 
     def close(self) -> None:
+        self._stop.set()
         if self._thread is not None:
-            self._jobs.put(None)
             self._thread.join()
             self._thread = None
-
-
-def _tell(
-    loop: asyncio.AbstractEventLoop,
-    fut: asyncio.Future[list[Event]],
-    events: list[Event] | None,
-    error: BaseException | None,
-) -> None:
-    try:
-        loop.call_soon_threadsafe(_settle, fut, events, error)
-    except RuntimeError:  # the loop is closed: nobody waits any more
-        pass
-
-
-def _settle(
-    fut: asyncio.Future[list[Event]], events: list[Event] | None, error: BaseException | None
-) -> None:
-    if fut.done():  # the awaiting task was cancelled
-        return
-    if error is not None:
-        fut.set_exception(error)
-    else:
-        assert events is not None
-        fut.set_result(events)

@@ -101,11 +101,8 @@ def _variant_run(variant: str, where: Path) -> tuple[int, Path]:
 #: every variant of bench/variant.py, each run by the test below
 SMOKED = (
     "none",
-    "inline-commit",
     "timeline",
-    "inline-commit+timeline",
     "cpu-profile",
-    "no-decide-ahead",
 )
 
 

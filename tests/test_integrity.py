@@ -653,6 +653,45 @@ def test_watchdog_pings_go_on_while_commits_fail_and_stop_while_one_hangs(tmp_pa
     assert tablectl(cfg, "verify").returncode == 0
 
 
+def test_a_commit_that_hangs_is_told_on_the_bus_while_the_loop_waits_for_it(tmp_path):
+    """The commit runs on the loop's thread (docs/decisions.md, Where the commit runs): while
+    one hangs, the journal's sentinel thread keeps the heartbeats coming with
+    ``journal_ok: false`` and says ``journal.state`` not ok, then ok once it returned; and no
+    event is lost or doubled across it."""
+    from daemon_harness import Subscriber
+
+    hang = tmp_path / "disk-hangs"
+    cfg = write_config(tmp_path, sim="seed = 6\npace = 0.01\n")
+    d = Daemon(cfg, {"TABLED_FAULT_HANG": str(hang)})
+    sub = Subscriber(endpoints(cfg)[0], b"it.")
+    try:
+        d.start()
+        list(sub.until(lambda m: m[0] == b"it.card.dealt", 20))
+        hang.touch()
+        stuck = list(
+            sub.until(lambda m: m[0] == b"it.heartbeat" and not m[1]["data"]["journal_ok"], 20)
+        )
+        told = [m for t, m in stuck if t == b"it.journal.state"]
+        assert told and told[-1]["data"]["ok"] is False, told
+        assert "has not returned" in told[-1]["data"]["error"]
+        # still stuck: the next heartbeat comes from the sentinel too, with the same head
+        beat = next(m for t, m in sub.until(lambda m: m[0] == b"it.heartbeat", 10))
+        assert beat["data"]["journal_ok"] is False
+        assert beat["data"]["last_seq"] == stuck[-1][1]["data"]["last_seq"]
+        hang.unlink()
+        back = list(sub.until(lambda m: m[0] == b"it.journal.state" and m[1]["data"]["ok"], 20))
+        assert back[-1][1]["data"]["error"] is None
+        list(sub.until(lambda m: m[0] == b"it.card.dealt", 20))  # the game goes on
+        assert "a journal write does not return" in d.log.read_text()
+        assert "the journal write returned" in d.log.read_text()
+    finally:
+        hang.unlink(missing_ok=True)
+        sub.close()
+        d.stop()
+        d.close()
+    assert tablectl(cfg, "verify").returncode == 0
+
+
 def test_a_clean_stop_leaves_a_seal_and_a_restart_skips_the_walk(tmp_path):
     cfg = write_config(tmp_path)
     for _ in range(2):

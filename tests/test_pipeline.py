@@ -1,7 +1,8 @@
-"""The pipeline decides the next batch while one commits: the same events as one at a time.
+"""The pipeline commits what is queued in batches: the same events as one at a time.
 
-Real journal files, the real table and the writer thread; the full disk is the
-project's own fault seam (``daemon/faults.py``), switched on and off by a file.
+Real journal files and the real table; the full disk is the project's own fault seam
+(``daemon/faults.py``), switched on and off by a file. The sentinel that tells of a
+commit that does not return runs on an injected clock.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ async def _submit_all(p: Pipeline, inputs: list[Any]) -> None:
 
 
 @pytest.mark.parametrize("max_batch", [1, 7, 512])
-def test_batches_decided_during_a_commit_give_the_events_of_one_at_a_time(tmp_path, max_batch):
-    """Every batch is decided from the state the batch before it leaves, committed or not."""
+def test_batches_give_the_events_of_one_at_a_time(tmp_path, max_batch):
+    """Every batch is decided from the state the batch before it left."""
     sess = shoe_session(cards=300)
     expected = [
         (x.type, msgspec.json.decode(msgspec.json.encode(x.data)))
@@ -70,11 +71,9 @@ def test_batches_decided_during_a_commit_give_the_events_of_one_at_a_time(tmp_pa
     j.close()
 
 
-def test_a_batch_decided_during_a_failed_commit_is_decided_again_after_the_recovery(
-    tmp_path, monkeypatch
-):
+def test_the_batch_after_a_failed_commit_is_decided_after_the_recovery(tmp_path, monkeypatch):
     """A commit that fails and then works adds ``journal.recovered`` (an alarm) before the
-    batch decided behind it: that batch must see the alarm, or the state would not be the
+    batch queued behind it: that batch must see the alarm, or the state would not be the
     journal's."""
     sess = shoe_session(cards=60)
     inputs = [inp for inp, _ in sess.decisions]
@@ -93,7 +92,7 @@ def test_a_batch_decided_during_a_failed_commit_is_decided_again_after_the_recov
 
     async def main() -> None:
         task = asyncio.create_task(p.run())
-        full.touch()  # the first commit fails while the second batch is decided
+        full.touch()  # the first commit fails while the next inputs wait
         await _submit_all(p, inputs)
         await p.drain({"reason": "test"})
         task.cancel()
@@ -132,7 +131,7 @@ def test_a_state_mark_is_answered_when_the_writer_stops_or_the_daemon_is_stoppin
     async def main() -> tuple[BaseException | None, BaseException | None, bool]:
         task = asyncio.create_task(p.run())
         first = p.submit(inputs[0], reply=True)
-        m = p.mark()  # decided while the first commits, then failed with it
+        m = p.mark()  # queued behind the first commit, then failed with it
         await asyncio.gather(task, return_exceptions=True)
         assert first is not None and isinstance(first.exception(), JournalError)
         cancelled = m.cancelled()
@@ -174,4 +173,61 @@ def test_an_input_queued_before_daemon_started_is_decided_after_it(tmp_path):
         state = table.apply(state, e.type, e.data)
     assert evs[0].type == "daemon.started"
     assert table.encode_state(state) == table.encode_state(p.state)
+    j.close()
+
+
+def test_the_sentinel_tells_a_commit_that_does_not_return_and_once_when_it_did(tmp_path):
+    """daemon/writer.py's Sentinel, looked at directly on an injected clock: nothing while
+    no commit runs or one is younger than the limit; each look while it is older; one
+    ``unstuck`` once it returned; nothing after."""
+    from daemon.writer import Sentinel, Writer
+
+    now = [100.0]
+    j = Journal(tmp_path / "j.sqlite", "tp")
+    w = Writer(j, [], lambda: now[0])
+    told: list[tuple[str, float]] = []
+    s = Sentinel(
+        w,
+        interval=1.0,
+        limit=5.0,
+        stuck=lambda sec: told.append(("stuck", sec)),
+        unstuck=lambda sec: told.append(("unstuck", sec)),
+    )
+    s.check()
+    w.since = 100.0  # a commit begins
+    now[0] = 104.0
+    s.check()
+    assert told == []
+    now[0] = 106.0
+    s.check()
+    now[0] = 107.0
+    s.check()
+    assert told == [("stuck", 6.0), ("stuck", 7.0)]
+    w.since = None  # it returned
+    now[0] = 108.0
+    s.check()
+    s.check()
+    assert told[2:] == [("unstuck", 8.0)]
+    w.since = 108.0  # a new commit, young: no report, and the last one is not told again
+    s.check()
+    assert len(told) == 3
+    j.close()
+
+
+def test_a_report_that_raises_does_not_end_the_sentinel(tmp_path):
+    from daemon.writer import Sentinel, Writer
+
+    j = Journal(tmp_path / "j.sqlite", "tp")
+    w = Writer(j, [], lambda: 10.0)
+    calls: list[float] = []
+
+    def stuck(sec: float) -> None:
+        calls.append(sec)
+        raise RuntimeError("the bus is closed")
+
+    s = Sentinel(w, interval=1.0, limit=1.0, stuck=stuck, unstuck=lambda sec: None)
+    w.since = 0.0
+    s.check()
+    s.check()
+    assert calls == [10.0, 10.0]
     j.close()
