@@ -102,6 +102,9 @@ class ControlClient:
         )
         unreachable = DaemonUnreachable(
             f"no answer from tabled at {self.endpoint} within {self.timeout}s: is it running?{hint}"
+            # the loop commits on its own thread: a disk that stopped answering silences it
+            " (a daemon whose journal disk stopped answering does not answer either: its log "
+            "says 'a journal write does not return')"
         )
         try:
             sock.send(_encoder.encode(req))
