@@ -139,11 +139,7 @@ def per_event(raw: Path, cpu_by_thread: dict[str, float], events: int) -> list[t
             cpu[role] += seconds
     out: list[tuple[float, str]] = []
     for thread, stacks in _threads(raw).items():
-        who = (
-            "main (asyncio loop)"
-            if thread == "MainThread"
-            else "other python threads"
-        )
+        who = "main (asyncio loop)" if thread == "MainThread" else "other python threads"
         busy = [(f, n) for f, n in stacks if f and not any(f[-1].startswith(i) for i in IDLE)]
         nb = sum(n for _, n in busy)
         if not nb or who not in cpu:
