@@ -1,12 +1,15 @@
 """Where the time goes: py-spy on the daemon process (``--profile``).
 
 py-spy samples the running ``tabled`` from outside (no code change, no
-import in the daemon), every thread, 1,000 times a second. Its raw output
-(collapsed stacks) is summarised per thread: samples where the thread
-waits for work (the event loop in ``epoll``, the journal's sentinel on its
-timer) are counted as idle; the busy rest is split by layer (protocol,
-table, journal, publish, logging, asyncio machinery…) and by function,
-self and inclusive.
+import in the daemon), every thread, 1,000 times a second, and keeps only
+the samples where the thread was running (no ``--idle``): a thread asleep in
+the kernel, the loop in ``epoll`` or in the commit's fsync, is not sampled,
+so the shares are shares of CPU, not of wall time (with ``--idle`` the loop's
+fsync, which it now waits for itself, was three quarters of its "busy"
+samples). Its raw output (collapsed stacks) is summarised per thread: what
+is left of waiting leaves (``IDLE``) is counted as idle; the rest is split by
+layer (protocol, table, journal, publish, logging, asyncio machinery…) and
+by function, self and inclusive.
 
     python -m bench.profile bench/results/profile/latency-shoe-full.txt
     python -m bench.profile --per-event bench/results/latest.json shoe full \
@@ -82,7 +85,6 @@ def start_pyspy(pid: int, out: Path, rate: int = 1000) -> subprocess.Popen[bytes
             "--pid",
             str(pid),
             "--threads",
-            "--idle",
             "--rate",
             str(rate),
             "--format",
