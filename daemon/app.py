@@ -444,10 +444,11 @@ class Daemon:
             await asyncio.sleep(interval)
 
     def heartbeat_data(self) -> dict[str, Any]:
-        # The head of what was published, not of the journal: the writer thread commits,
-        # then publishes, so the journal's head may name an event still on its way, and a
-        # subscriber told of it by this heartbeat would ask to replay it. One read of one
-        # (seq, hash) value: a seq beside the hash before it would name no event.
+        # The head of what was published, not of the journal: a commit is published after
+        # it returns, and the sentinel's thread builds heartbeats while the loop commits, so
+        # the journal's head may name an event still on its way, and a subscriber told of
+        # it by this heartbeat would ask to replay it. One read of one (seq, hash) value:
+        # a seq beside the hash before it would name no event.
         last_seq, last_hash = self.bus.head or self.journal.head
         return {
             "last_seq": last_seq,

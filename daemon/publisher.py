@@ -21,9 +21,10 @@ pyzmq/libzmq behaviour this module works around:
   so it sends through a plain shadow of the PUB socket (PUB never
   receives, so the shadow cannot steal a wake-up from a pending ``recv``).
 * A ZeroMQ socket is not thread-safe, but may be used from several threads
-  with a full memory barrier between uses (the zguide). The journal's writer
-  thread publishes each commit (``daemon/pipeline.py``) while the loop sends
-  heartbeats and traces, so every send, and the close, hold ``_send_lock``.
+  with a full memory barrier between uses (the zguide). The loop publishes
+  each commit and sends heartbeats and traces, and the journal's sentinel
+  thread sends heartbeats while a commit does not return (``daemon/writer.py``),
+  so every send, and the close, hold ``_send_lock``.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class Publisher:
         self._pub: zmq.asyncio.Socket | None = None
         self._pub_sync: zmq.Socket | None = None
         self._hb_topic = f"{table}.heartbeat".encode()
-        #: every PUB send and the close: the journal's writer thread publishes too
+        #: every PUB send and the close: the journal's sentinel thread sends heartbeats too
         self._send_lock = threading.Lock()
         #: ``(seq, hash)`` of the last event handed to the socket (sent, or dropped at the
         #: high-water mark): what a heartbeat names. The journal's head moves at the commit,
@@ -131,7 +132,7 @@ class Publisher:
             if sock is None:
                 raise BusError("bus not started")
             # Two plain sends with int flags: what send_multipart does, without building
-            # its flag enums for every frame of every event (the writer thread's CPU).
+            # its flag enums for every frame of every event.
             send = sock.send
             sent = 0
             for i, ev in enumerate(events):

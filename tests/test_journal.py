@@ -228,10 +228,11 @@ def test_a_secret_part_is_journaled_beside_the_row_never_in_the_event(tmp_path) 
 
 
 class _CommitAfterEachRead(Journal):
-    """A journal whose writer thread commits right after every read of its head.
+    """A journal that commits right after every read of its head.
 
-    The worst interleaving the writer thread can produce, made certain: whatever reads
-    the head in two steps sees a commit land between them.
+    The worst interleaving a commit beside another thread's read can produce (the
+    sentinel's heartbeat while the loop commits), made certain: whatever reads the head
+    in two steps sees a commit land between them.
     """
 
     racing = False
@@ -278,7 +279,7 @@ def _heartbeat_daemon(tmp_path, j):
 def test_the_heartbeat_pairs_a_seq_with_its_own_hash(tmp_path):
     """The heartbeat (and its signed checkpoint) names an event that is in the journal.
 
-    The writer thread commits while the loop builds the heartbeat; a seq read apart
+    The loop commits while the sentinel's thread builds a heartbeat; a seq read apart
     from its hash could come out beside the hash of the event after it.
     """
     j = _CommitAfterEachRead(tmp_path / "j.sqlite", "t1")
@@ -325,7 +326,7 @@ def test_each_commit_updates_the_recorded_head_in_place(tmp_path):
 
 
 def test_the_heartbeat_names_no_event_committed_but_not_yet_published(tmp_path):
-    """The writer thread commits, then publishes: between the two the journal's head
+    """A commit returns, then is published: between the two the journal's head
     names an event no subscriber has. A heartbeat naming it would send every follower
     to replay an event that is on its way (``tabled_client.table``: a heartbeat's
     ``last_seq`` ahead means a gap); it names the last event published instead."""
