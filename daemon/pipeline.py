@@ -324,15 +324,19 @@ class Pipeline:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                items = self._take(self.max_batch)
-                try:
-                    await self._commit_batch(self._decide(items, self.state))
-                except BaseException as e:
-                    self._fail(e, items)
-                    raise
+                await self._commit_next()
         finally:
             self._running = False
             self._idle.set()
+
+    async def _commit_next(self) -> None:
+        """Decide the next batch from the state and commit it; a failure answers everyone."""
+        items = self._take(self.max_batch)
+        try:
+            await self._commit_batch(self._decide(items, self.state))
+        except BaseException as e:
+            self._fail(e, items)
+            raise
 
     def _take(self, n: int) -> list[_Item]:
         inbox = self._inbox
@@ -369,12 +373,7 @@ class Pipeline:
         if self.failed is None:
             try:
                 while self._inbox:
-                    items = self._take(self.max_batch)
-                    try:
-                        await self._commit_batch(self._decide(items, self.state))
-                    except BaseException as e:
-                        self._fail(e, items)
-                        raise
+                    await self._commit_next()
             except PipelineFailed:
                 pass
         else:
