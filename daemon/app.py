@@ -9,7 +9,8 @@ bounded LINGER so the ZeroMQ context can never hang the exit.
 Devices are ``daemon/devices.py``'s :class:`~daemon.devices.DeviceSet`, each opened by
 its transport kind's factory (``daemon/transports.py``). What stays here past 400 lines
 is the wiring and what only the daemon as a whole can answer: the start and stop order,
-its own control commands (status, devices, trace), the heartbeat and the watchdog.
+its own control commands (status, devices, trace); the heartbeat, the watchdog and
+the journal's state are ``daemon/liveness.py``'s, mixed in.
 
 Why long: the start and stop order is one sequence that must be read in one place;
 its parts that are a job of their own (devices, transports, history check, metrics,
@@ -44,10 +45,10 @@ from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner, DeviceSet
 from daemon.event_log import event_logger
-from daemon.events import canonical, utc_text
 from daemon.games import find as game_class
 from daemon.journal import Journal, JournalError
 from daemon.listeners import Listeners
+from daemon.liveness import Liveness
 from daemon.pipeline import Clock, Pipeline
 from daemon.sdnotify import Notifier
 from daemon.security import Security
@@ -76,7 +77,7 @@ DAEMON_COMMANDS: dict[str, CommandSpec] = {
 }
 
 
-class Daemon:
+class Daemon(Liveness):
     def __init__(
         self, settings: Settings, *, clock: Clock | None = None, notifier: Notifier | None = None
     ) -> None:
@@ -90,7 +91,6 @@ class Daemon:
         self.version = package_version()
         #: the process's exit status: 1 once a task failed and brought the daemon down
         self.exit_code = 0
-        self._wedged_logged = False
         #: the re-hash of the history behind a stored proof, and how it is told to stop
         self._history: asyncio.Task[None] | None = None
         self._stopping = threading.Event()
@@ -375,24 +375,6 @@ class Daemon:
         runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
         runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
 
-    def _journal_state(self, ok: bool, error: str | None) -> None:
-        """The journal cannot be told of its own failure: the bus and systemd are."""
-        self._send_journal_state(ok, error)
-        self.notifier.status(self.summary())
-
-    def _send_journal_state(self, ok: bool, error: str | None) -> None:
-        data = {"ok": ok, "error": None if ok else error, "last_seq": self.journal.last_seq}
-        body = canonical(
-            {
-                "v": 1,
-                "table": self.s.table,
-                "type": "journal.state",
-                "time": utc_text(self.clock.wall()),
-                "data": data,
-            }
-        )
-        self.bus.send(f"{self.s.table}.journal.state".encode(), body)
-
     def _trace_input(self, inp: Input) -> None:
         if isinstance(inp, Command):
             self.tracer.command(inp.name, inp.args, inp.actor, inp.role, inp.source)
@@ -432,84 +414,6 @@ class Daemon:
                 state=base64.b64encode(self.table.encode_state(state)).decode(),
             )
         return out
-
-    # -- heartbeat and watchdog ---------------------------------------------------------------
-
-    async def _heartbeat(self) -> None:
-        interval = self.s.config.bus.heartbeat_interval
-        while True:
-            self.bus.heartbeat(
-                self.heartbeat_data(), utc_text(self.clock.wall()), self.clock.mono()
-            )
-            await asyncio.sleep(interval)
-
-    def heartbeat_data(self) -> dict[str, Any]:
-        # The head of what was published, not of the journal: a commit is published after
-        # it returns, and the sentinel's thread builds heartbeats while the loop commits, so
-        # the journal's head may name an event still on its way, and a subscriber told of
-        # it by this heartbeat would ask to replay it. One read of one (seq, hash) value:
-        # a seq beside the hash before it would name no event.
-        last_seq, last_hash = self.bus.head or self.journal.head
-        return {
-            "last_seq": last_seq,
-            "last_hash": last_hash,
-            "journal_id": self.journal.journal_id,
-            "devices": {
-                n: {
-                    "health": r.health,
-                    "frames": r.counters.frames,
-                    "malformed": r.counters.malformed,
-                }
-                for n, r in self.devices.items()
-            },
-            "alarms": len(self.pipeline.state.alarms),
-            "journal_ok": self.pipeline.healthy,
-        }
-
-    async def _watchdog(self, interval: float) -> None:
-        """The watchdog rule (``docs/operations.md``, Watchdog): ping while the table can work.
-
-        Pinged from the loop itself, so a blocked loop stops the pings: a journal write
-        that does not come back (a disk that stopped answering) blocks the loop, which
-        commits on its own thread, and systemd restarts the daemon; the journal's sentinel
-        thread says why meanwhile (:meth:`_journal_stuck`). A journal write that fails
-        (full disk, I/O error) keeps them going: it is retried, the inputs are held in
-        order, and a restart would neither mend the disk nor keep those inputs — the
-        failure is in STATUS=, the heartbeat and the alarms instead. A dead pipeline task
-        never pings: it brings the daemon down first.
-        """
-        while True:
-            self.notifier.watchdog()
-            self.notifier.status(self.summary())
-            await asyncio.sleep(interval)
-
-    def _journal_stuck(self, seconds: float) -> None:
-        """From the sentinel's thread, each interval while a commit has not returned: the loop
-        is blocked in it, so this thread sends the heartbeat (``journal_ok: false``) and the
-        STATUS=; the first time also the log line and ``journal.state``."""
-        error = f"a journal write has not returned for {seconds:.1f} s (the disk does not answer)"
-        if not self._wedged_logged:
-            self._wedged_logged = True
-            log.error(
-                "a journal write does not return: watchdog pings stopped",
-                seconds=round(seconds, 1),
-            )
-            self._send_journal_state(False, error)
-        data = self.heartbeat_data() | {"journal_ok": False}
-        self.bus.heartbeat(data, utc_text(self.clock.wall()), self.clock.mono())
-        self.notifier.status(f"{self.summary()} JOURNAL STUCK {seconds:.0f} s")
-
-    def _journal_unstuck(self, seconds: float) -> None:
-        """From the sentinel's thread, once the stuck commit returned."""
-        self._wedged_logged = False
-        log.warning("the journal write returned", seconds=round(seconds, 1))
-        self._send_journal_state(self.pipeline.healthy, self.pipeline.stats.last_error)
-
-    def summary(self) -> str:
-        devs = " ".join(f"{n}={r.health}" for n, r in self.devices.items())
-        alarms = len(self.pipeline.state.alarms)
-        journal = "" if self.pipeline.healthy else " JOURNAL FAILING"
-        return f"seq {self.journal.last_seq}; {devs or 'no devices'}; {alarms} alarm(s){journal}"
 
     # -- control --------------------------------------------------------------------------------
 
