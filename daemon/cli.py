@@ -8,7 +8,7 @@ This module only assembles the parser and runs the chosen command; the commands
 live in ``daemon/ctl/`` by job (config, journal, status, commands, device, replay)
 and ``daemon/tools/`` (monitor, trace, ports, doctor, gpio, sim, shell).
 
-Two parsers, so that a call costs what its command needs (``docs/performance.md``,
+Two parsers, so that a call costs what its command needs (``docs/performance-history.md``,
 tablectl start-up): :func:`light_parser` has the built-in commands only, whose arguments
 ``daemon/tools/parsers.py`` defines without importing their code; :func:`parser` adds
 the installed games' commands, which means importing the games. A call is parsed by the

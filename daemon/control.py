@@ -178,7 +178,7 @@ class _Seen:
     """A request with an id: what it asked (digest) and its reply, once there is one.
 
     Up to ``REMEMBER`` of these are kept: the reply's bytes replace the future once it is
-    set, and slots, ~0.8 MiB of RSS at 4,096 (``docs/performance.md``, memory and start-up)."""
+    set, and slots, ~0.8 MiB of RSS at 4,096 (``docs/performance-history.md``, memory and start-up)."""
 
     digest: bytes
     #: the reply's bytes; while the request runs, the future its replays wait on

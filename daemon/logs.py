@@ -12,7 +12,7 @@ libraries) and uncaught exceptions go through the same renderer: nothing on stdo
 stderr is a plain line when stdout is not a terminal.
 
 Every committed event gets an info line (``daemon/event_log.py``), so a line's cost is
-paid per event (``docs/performance.md``): the context bound at set-up is added by a
+paid per event (``docs/performance-history.md``): the context bound at set-up is added by a
 plain processor instead of a walk of every context variable, the time stamp formats
 the date and time once a second, tracebacks are looked for only on a line that has
 one, and :func:`lines` renders a commit's event lines itself and writes them at once.

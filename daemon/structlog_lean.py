@@ -3,7 +3,7 @@
 structlog's package imports ``structlog.dev`` and ``structlog.tracebacks``, and they import
 rich whenever it is installed — and it is on every table PC, for ``tablectl monitor``.
 rich brings pygments and attrs with it: 4.3 MiB resident and ~0.19 s of every start
-(``docs/performance.md``, memory and start-up), for a daemon that under systemd writes
+(``docs/performance-history.md``, memory and start-up), for a daemon that under systemd writes
 JSON lines and never draws a rich console.
 
 So structlog is imported here with rich hidden (``sys.modules["rich"] = None`` makes

@@ -3,7 +3,7 @@
 ``zmq.asyncio`` makes a future, a deque entry, a done-callback and several
 ``enum.Flag`` operations for every ``recv`` and every ``send``, and wakes the loop
 once more to hand the result over: about 0.5 ms of profiled CPU per control
-command on the daemon's loop (docs/performance.md, Round 3, "control socket").
+command on the daemon's loop (docs/performance-history.md, Round 3, "control socket").
 A server socket that only reacts to what arrives needs none of that: the loop
 watches the socket's ``ZMQ_FD``, and each wake reads every waiting message with
 ``NOBLOCK`` and hands it to a callback; replies go out with ``NOBLOCK`` at once.

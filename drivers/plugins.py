@@ -3,7 +3,7 @@
 A daemon makes two such look-ups at start: the class its config's game or driver names
 (``daemon/games/__init__.py``, ``drivers/base.py``) and tabled's version. Importing
 ``importlib.metadata`` for them brings email, zipfile, csv and the compression modules:
-1.5 MiB of every daemon's RSS and ~30 ms of CPU (``docs/performance.md``, memory and
+1.5 MiB of every daemon's RSS and ~30 ms of CPU (``docs/performance-history.md``, memory and
 start-up). So the installed distributions' files are read here as
 ``importlib.metadata`` reads a plain directory on ``sys.path`` (the PyPA specs for
 ``entry_points.txt`` and the core metadata's ``Version``): ``sys.path`` in order, in

@@ -168,7 +168,7 @@ def test_the_checks_can_fail():
 
 
 def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
-    """cryptography is ~8 MiB resident (docs/performance.md, Memory): the daemon imports it
+    """cryptography is ~8 MiB resident (docs/performance-history.md, Memory): the daemon imports it
     when a checkpoint key is loaded, not at start; a top-level import would bring it back."""
     import subprocess
     import sys

@@ -5,7 +5,7 @@ A table PC has every library of ``pyproject.toml`` installed (rich for ``tablect
 monitor``, prometheus_client for metrics, pyudev for hot-plug, nats for the bridge,
 cryptography for checkpoint keys), but the daemon imports each only where its config
 or tool needs it: each costs resident memory and start-up time on a small box
-(``docs/performance.md``, memory and start-up). The first test starts the real daemon
+(``docs/performance-history.md``, memory and start-up). The first test starts the real daemon
 under a production config (a serial shoe, JSON lines, no metrics, no hot-plug, no
 keys) and fails when a heavy import creeps back, or another game's or driver's modules;
 the others hold

@@ -88,5 +88,5 @@ def find(name: str) -> type[Game] | None:
     """The game class for ``table.game = name``, or None when no such game is installed.
 
     Only that game is loaded: a daemon imports one game's modules, not every game's
-    (``docs/performance.md``, memory and start-up)."""
+    (``docs/performance-history.md``, memory and start-up)."""
     return _game(name) if name in _entry_points() else None

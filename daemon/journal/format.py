@@ -84,7 +84,7 @@ def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
     db.execute("PRAGMA busy_timeout=5000")
     # 512 KiB of page cache, not SQLite's 2 MiB: the writer touches the B-trees' right edges
     # and one batch's pages; a soak measured 1.6 MiB less RSS and no more CPU per commit
-    # (docs/performance.md, memory and start-up)
+    # (docs/performance-history.md, memory and start-up)
     db.execute(f"PRAGMA cache_size={CACHE_SIZE}")
     return db
 
