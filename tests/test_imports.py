@@ -179,3 +179,28 @@ def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_checkpoint_key_is_loaded_and_used_without_cryptographys_serialization(tmp_path):
+    """A keyed start loads the key, checks the stored proofs and signs heads; cryptography's
+    ``serialization`` (PEM, SSH and cipher modules: ~6 ms of the keyed crash start,
+    docs/performance.md) is imported for none of it when the key is in the form
+    ``tablectl keys --checkpoint`` writes."""
+    import subprocess
+    import sys
+
+    from daemon.keys import create_checkpoint
+
+    _, secret, kid = create_checkpoint(tmp_path, "cp")
+    code = (
+        "import sys, daemon.app\n"
+        "from daemon.security import Checkpointer\n"
+        f"c = Checkpointer.load({str(secret)!r})\n"
+        "cp = c('t1', 'j-1', 7, 'ab' * 32)\n"
+        "assert c.verify(cp) and not c.verify(dict(cp, seq=8))\n"
+        "assert 'cryptography.hazmat.primitives.serialization' not in sys.modules\n"
+        "print(c.key_id)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == kid

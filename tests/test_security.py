@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import os
 import shutil
 import stat
@@ -493,6 +494,63 @@ def test_a_checkpoint_verifies_and_fails_when_anything_is_altered(signer):
         assert not verify_checkpoint(public, junk)
     assert not verify_checkpoint(b"short", cp)
     assert checkpoint_message("t1", "j-1", 42, "ab") == b"tabled-checkpoint:v1:t1:j-1:42:ab"
+
+
+def _pkcs8(key: Any, password: bytes | None = None) -> bytes:
+    enc = (
+        serialization.BestAvailableEncryption(password)
+        if password
+        else serialization.NoEncryption()
+    )
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, enc)
+
+
+def _key_forms() -> dict[str, bytes]:
+    """PEM files a checkpoint key might be: the form ``tablectl keys`` writes, altered ones."""
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448
+
+    pem = _pkcs8(Ed25519PrivateKey.generate())
+    body = pem.splitlines()[1]
+    return {
+        "as written": pem,
+        "CRLF": pem.replace(b"\n", b"\r\n"),
+        "text before it": b"the table's checkpoint key\n" + pem,
+        "no final newline": pem.rstrip(),
+        "a seed byte changed": pem.replace(
+            body, body[:-6] + (b"A" if body[-6:-5] != b"A" else b"B") + body[-5:]
+        ),
+        "one byte short": pem.replace(body, base64.b64encode(base64.b64decode(body)[:-1])),
+        "not base64": pem.replace(body, body[:-4] + b"!!!!"),
+        "encrypted": _pkcs8(Ed25519PrivateKey.generate(), b"pw"),
+        "an EC key": _pkcs8(ec.generate_private_key(ec.SECP256R1())),
+        "an Ed448 key": _pkcs8(ed448.Ed448PrivateKey.generate()),
+        "empty": b"",
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_key_forms()))
+def test_a_checkpoint_key_loads_as_cryptographys_parser_reads_it(tmp_path, form):
+    """Checkpointer.load reads the form tablectl writes itself (daemon/security/checkpoints.py
+    ``_pem_seed``, to spare a keyed start cryptography's serialization imports): every PEM
+    gives the key cryptography's parser gives, or is refused where that is not an Ed25519 key."""
+    pem = _key_forms()[form]
+    path = tmp_path / "cp.ed25519"
+    path.write_bytes(pem)
+    path.chmod(0o600)
+    try:
+        want = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError):
+        want = None
+    if not isinstance(want, Ed25519PrivateKey):
+        with pytest.raises(SecurityError):
+            Checkpointer.load(path)
+        return
+    got = Checkpointer.load(path)
+    assert got._key.private_bytes_raw() == want.private_bytes_raw()
+    public = want.public_key()
+    assert verify_checkpoint(public, got("t1", "j-1", 7, "ab" * 32))
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    assert got.key_id == hashlib.sha256(raw).hexdigest()[:16]
 
 
 async def test_heartbeats_carry_a_signed_checkpoint(ctx, journal_path, signer):
