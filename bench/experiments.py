@@ -49,6 +49,9 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
 
 
 def main() -> int:
+    from bench.__main__ import as_installed
+
+    as_installed()
     p = argparse.ArgumentParser(prog="python -m bench.experiments")
     p.add_argument("names", nargs="*", default=list(EXPERIMENTS))
     p.add_argument("--cards", type=int, default=3_000)
