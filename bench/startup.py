@@ -5,10 +5,10 @@ Start-up is the time from spawning ``tabled`` (as systemd runs it) to its
 recovery (the whole chain walked unless the journal's seal holds, then the
 newest proven snapshot and the events after it), the sockets bound. The big
 journal is started once more first: that start finds no seal (the file is a
-fresh copy) and walks every event; it is reported on its own. Each case is started three times (the page cache is warm,
-as on a restart; a cold boot also reads the interpreter from disk). The
-import share is the time of ``tabled --version``, which imports the same
-modules and exits.
+fresh copy) and walks every event; it is reported on its own. Each case is started
+three times (the page cache is warm, as on a restart; a cold boot also reads the
+interpreter from disk). The import floor is spawn-to-exit of ``python -c "import
+daemon.app"`` (:func:`_import_time`), sampled beside each start.
 
 After a crash (SIGKILL) there is no seal: without a checkpoint key the start walks
 the whole chain (the first start above); with ``[security] checkpoint_key`` it walks
