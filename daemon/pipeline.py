@@ -162,7 +162,7 @@ class Pipeline:
         self._idle = asyncio.Event()
         #: while :meth:`started` commits: the run loop takes no input before it is done
         self._starting: asyncio.Future[None] | None = None
-        #: the commit and its publish (its sentinel is the daemon's: ``daemon/app.py``)
+        #: the commit and its publish; its sentinel thread is started by the daemon (:meth:`watch`)
         self.writer = Writer(journal, self.publishers, self.clock.mono)
         self._sentinel: Sentinel | None = None
         self._closed = False

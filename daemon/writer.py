@@ -1,9 +1,9 @@
 """The journal's commit, on the event loop's own thread, and the thread that sees it stuck.
 
 The commit runs where the inputs were decided: no hand-off to another thread and no
-wake back (``docs/decisions.md``, Where the commit runs). Measured on the table PC's
-stand-in, the two hand-offs were the largest cost of a paced event above the durable
-relay floor (``docs/performance.md``). The price is that a disk that stops answering
+wake back (``docs/decisions.md``, Where the commit runs). Measured on this project's
+two-vCPU VM, the two hand-offs were the largest cost of an event above the durable
+relay floor (``docs/performance.md``, Round 4). The price is that a disk that stops answering
 blocks the loop; :class:`Sentinel` is what still speaks then: a thread that wakes once
 an interval, and while a commit has been in flight longer than its limit says so in
 the log, on the bus (heartbeats with ``journal_ok: false``, a ``journal.state``) and to
