@@ -13,7 +13,8 @@ from decimal import Decimal
 
 import msgspec
 import pytest
-from tabled_client.events import HeldCard, check_data
+from tabled_client import events
+from tabled_client.events import HeldCard, RoadsData, check_data
 
 from daemon.events import draft
 
@@ -32,3 +33,124 @@ def test_a_struct_inside_the_data_is_checked_like_its_json():
     data = {"shoe": 1, "hand": 2, "reason": "r", "alarm": "a", "held": [bad]}
     with pytest.raises(msgspec.ValidationError):
         check_data("table.paused", data)
+
+
+def _hand_result() -> dict:
+    """A baccarat ``hand.result``'s data with its scoreboard squares, as the shoe builds it."""
+    return {
+        "shoe": 1,
+        "hand": 2,
+        "demo": False,
+        "winner": "banker",
+        "player": ["KH", "QD"],
+        "banker": ["9S", "KC"],
+        "roads": {
+            "rows": 6,
+            "hands": 2,
+            "bead_plate": [0, 1, "banker"],
+            "big_road": [0, 0, "banker", 0],
+            "big_eye_boy": None,
+            "small_road": None,
+            "cockroach_pig": None,
+            "next": {"player": {"big_eye_boy": None}, "banker": {"big_eye_boy": None}},
+        },
+    }
+
+
+def _outcome(f, *args):  # type: ignore[no-untyped-def]
+    try:
+        return ("ok", f(*args))
+    except Exception as e:
+        return (type(e).__name__, str(e))
+
+
+def test_a_nested_struct_given_as_its_dict_is_checked_in_one_conversion_and_in_full():
+    """``roads`` (a nested Struct) takes the one conversion as a plain dict: its fields are
+    checked there exactly as the steps check them."""
+    cls = events.DATA["hand.result"]
+    data = _hand_result()
+    assert check_data("hand.result", data).roads.big_road == [0, 0, "banker", 0]
+    fields, nested = events._quick[cls]
+    assert "roads" in fields and "roads" in nested
+    refused = [
+        {**data["roads"], "rows": "6"},  # a wrong type
+        {**data["roads"], "bead_plate": [0, 1]},  # too short
+        {k: v for k, v in data["roads"].items() if k != "hands"},  # one missing
+        {**data["roads"], "next": {"player": {"big_eye_boy": "green"}}},  # not a mark
+        {**data["roads"], "rows": object()},  # what JSON cannot carry
+        {**data["roads"], "rows": Decimal(6)},
+    ]
+    for roads in refused:
+        d = {**data, "roads": roads}
+        with pytest.raises((TypeError, msgspec.ValidationError)):
+            check_data("hand.result", d)
+        assert _outcome(check_data, "hand.result", d) == _outcome(
+            events._in_steps, cls, "hand.result", d
+        )
+    # passed or refused alike by both: bytes (base64 text to the steps), a tuple, a key
+    # the Struct does not name (neither checks it), an instance of a nested Struct
+    for roads in (
+        {**data["roads"], "big_road": (0, 0, b"banker", 0)},
+        {**data["roads"], "big_road": (0, 0, "banker", 0)},
+        {**data["roads"], "colour": "red"},
+    ):
+        d = {**data, "roads": roads}
+        assert _outcome(check_data, "hand.result", d) == _outcome(
+            events._in_steps, cls, "hand.result", d
+        )
+
+
+def test_a_nested_struct_given_as_an_instance_is_checked_like_its_json():
+    bad = RoadsData(
+        rows="six",  # type: ignore[arg-type]
+        hands=2,
+        bead_plate=[0, 1, "banker"],
+        big_road=[0, 0, "banker", 0],
+        big_eye_boy=None,
+        small_road=None,
+        cockroach_pig=None,
+        next={},
+    )
+    with pytest.raises(msgspec.ValidationError):
+        check_data("hand.result", {**_hand_result(), "roads": bad})
+    good = msgspec.convert(_hand_result()["roads"], RoadsData)
+    assert check_data("hand.result", {**_hand_result(), "roads": good}).roads == good
+
+
+def test_a_loose_field_is_left_out_of_the_one_conversion():
+    """A ``float`` field the data leaves out is the same to both paths; named, the steps
+    check it (a ``Decimal`` there is refused)."""
+    cls = events.DATA["spin.result"]
+    data = {
+        "ball_direction": None,
+        "ball_revolutions": None,
+        "color": "black",
+        "column": 1,
+        "complete": True,
+        "device": "wheel",
+        "dozen": 1,
+        "layout": "single-zero",
+        "number": 4,
+        "parity": "even",
+        "pocket": "4",
+        "range": "low",
+        "respin": False,
+        "rotor_direction": "anticlockwise",
+        "rotor_rpm": None,
+        "round": 1,
+        "source": "status+line",
+        "spin": 1,
+        "wheel_spin": 1,
+        "wheel_state": 5,
+    }
+    fields, _ = events._quick_fields(cls)
+    assert "mono" not in fields and "rotor_rpm" not in fields and "number" in fields
+    assert check_data("spin.result", data).number == 4
+    for bad in ({"mono": Decimal("13.5")}, {"rotor_rpm": Decimal("18.3")}, {"number": "4"}):
+        d = {**data, **bad}
+        with pytest.raises(msgspec.ValidationError):
+            check_data("spin.result", d)
+        assert _outcome(check_data, "spin.result", d) == _outcome(
+            events._in_steps, cls, "spin.result", d
+        )
+    assert check_data("spin.result", {**data, "mono": 13.5}).mono == 13.5

@@ -981,13 +981,18 @@ def check_data(type_: str, data: dict[str, Any]) -> Data:
         raise UnknownEventType(
             f"event type {type_!r} has no Struct in tabled_client.events (add one: docs/events.md)"
         )
-    fields = _quick.get(cls)
-    if fields is None:
-        fields = _quick[cls] = _quick_fields(cls)
-    if fields and data.keys() <= fields:
-        # One strict conversion of the data itself: for a Struct of the kind ``_quick_fields``
-        # admits, it passes exactly when the steps below do (at half their CPU; the daemon
-        # pays this per event). Any failure takes the steps, which say what is wrong.
+    quick = _quick.get(cls)
+    if quick is None:
+        quick = _quick[cls] = _quick_fields(cls)
+    fields, nested = quick
+    if (
+        fields
+        and data.keys() <= fields
+        and (not nested or all(type(data[k]) is dict for k in nested if k in data))
+    ):
+        # One strict conversion of the data itself: for the fields ``_quick_fields`` admits,
+        # it passes exactly when the steps below do (at half their CPU; the daemon pays this
+        # per event). Any failure takes the steps, which say what is wrong.
         try:
             return msgspec.convert(data, cls)
         except (TypeError, ValueError, OverflowError):
@@ -1008,25 +1013,50 @@ def _in_steps(cls: type[Data], type_: str, data: dict[str, Any]) -> Data:
         raise msgspec.ValidationError(f"{type_}: {e}") from None
 
 
-#: per Data class, its field names when :func:`check_data` may check it in one conversion
-_quick: dict[type[Data], frozenset[str]] = {}
+#: per Data class: the fields :func:`check_data` may check in one conversion, and those of
+#: them that hold a nested Struct (taken in that conversion only as a plain dict)
+_quick: dict[type[Data], tuple[frozenset[str], tuple[str, ...]]] = {}
 
 
-def _quick_fields(cls: type[Data]) -> frozenset[str]:
-    """The class's fields when one conversion of the data checks it as the full steps do;
-    none (the steps run) when a default other than UNSET or a ``__post_init__`` makes the
-    Struct more than its data, or a type somewhere in it takes a Python object that is
-    not what its JSON says: an ``Any`` (a value ``to_builtins`` refuses, an object JSON
-    cannot carry), a ``float`` (``convert`` takes a ``Decimal`` for it, which would be
-    sealed as a string) or a nested Struct (``convert`` passes an instance of it through
-    without checking its fields)."""
+def _quick_fields(cls: type[Data]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The class's fields one conversion of the data checks as the full steps do, and which
+    of them hold a nested Struct; none (the steps run) when a default other than UNSET or a
+    ``__post_init__`` makes the Struct more than its data.
+
+    A field is left out (data naming it takes the steps) when its type takes a Python object
+    that is not what its JSON says: an ``Any`` (a value ``to_builtins`` refuses, an object
+    JSON cannot carry), a ``float`` (``convert`` takes a ``Decimal`` for it, which would be
+    sealed as a string), or a Struct anywhere but directly in the field (``convert`` passes an
+    instance of it through without checking its fields). A field that is a flat Struct
+    itself (``hand.result``'s ``roads``; ``| None``/``| UnsetType`` allowed) is kept: given a
+    plain dict there, both paths convert that same dict, so they agree; an instance there
+    takes the steps (``check_data`` tests for a dict). Leaving a field out is exact: its
+    default is UNSET, so data without it is the same to both paths."""
     if any(x is not UNSET for x in cls.__struct_defaults__) or hasattr(cls, "__post_init__"):
-        return frozenset()
+        return frozenset(), ()
     info = msgspec.inspect.type_info(cls)
     assert isinstance(info, msgspec.inspect.StructType)
-    if any(_loose(f.type) for f in info.fields):
-        return frozenset()
-    return frozenset(cls.__struct_fields__)
+    plain: list[str] = []
+    nested: list[str] = []
+    for f in info.fields:
+        if not _loose(f.type):
+            plain.append(f.name)
+        elif _flat_struct(f.type):
+            nested.append(f.name)
+    return frozenset((*plain, *nested)), tuple(nested)
+
+
+def _flat_struct(t: Any) -> bool:
+    """A Struct (or a union of one with None; UNSET is not in the type info) none of whose
+    fields is loose."""
+    members = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
+    structs = [m for m in members if isinstance(m, msgspec.inspect.StructType)]
+    others = [m for m in members if not isinstance(m, msgspec.inspect.StructType)]
+    return (
+        len(structs) == 1
+        and all(isinstance(m, msgspec.inspect.NoneType) for m in others)
+        and not any(_loose(f.type) for f in structs[0].fields)
+    )
 
 
 #: types whose Python values ``convert`` takes beyond what their JSON form would pass
