@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 
+from daemon.events import draft
 from daemon.games import roads
 from daemon.procedures.shoe.state import (
     Held,
@@ -100,7 +101,8 @@ class ShoeDealing(ShoeParts):
                 alarm=aid,
             )
             return
-        noise = None if accepted or entered else line_noise_alarm(t, h.device)
+        # most cards: a table without alarms has no line-noise alarm to ask about
+        noise = None if accepted or entered or not t.alarms else line_noise_alarm(t, h.device)
         if noise is not None:
             self._pause(
                 t,
@@ -147,7 +149,8 @@ class ShoeDealing(ShoeParts):
         """Assign one card in shoe order: burn, hand card, extra card or misdeal."""
         card = h.card
         assert card is not None
-        at = {**self._at(s, h, by=by, entered=entered), "card": card}
+        at = self._at(s, h, by=by, entered=entered)  # a fresh dict: the card goes on its end
+        at["card"] = card
         if h.face_up:
             at["face_up_rule"] = "seed 000/001 art. 4: a reversed card stands"
         p = s.phase
@@ -304,8 +307,9 @@ class ShoeDealing(ShoeParts):
     def _deal(
         self, s: ShoeState, d: Decision, at: dict[str, Any], *, hand: int, demo: bool
     ) -> None:
-        boxes = s.boxes or {b: () for b in self.hand_rules.boxes}
-        box = self.hand_rules.next_box(boxes)
+        hands = self.hand_rules
+        boxes = s.boxes or {b: () for b in hands.boxes}
+        box = hands.next_box(boxes)
         if box is None:
             return  # a complete hand is settled in the same decision; nothing is due
         if at.get("claimed_box") not in (None, box, "third"):
@@ -313,11 +317,16 @@ class ShoeDealing(ShoeParts):
                 "seed 002, seed 004 §5: shoe order decides, not where the card was put"
             )
         position = sum(map(len, boxes.values())) + 1
-        d.add("card.dealt", hand=hand, box=box, position=position, demo=demo, **at)
+        # the draft's data built once (d.add would copy ``at`` into its keywords)
+        d.drafts.append(
+            draft(
+                "card.dealt", {"hand": hand, "box": box, "position": position, "demo": demo, **at}
+            )
+        )
         after = {**boxes, box: (*boxes[box], at["card"])}
-        if self.hand_rules.next_box(after) is not None:
+        if hands.next_box(after) is not None:
             return
-        data = self.hand_rules.result(after, self.rules, hand)
+        data = hands.result(after, self.rules, hand)
         data.update(shoe=s.shoe, hand=hand, demo=demo)
         if demo:
             d.add("hand.demo", **data)
