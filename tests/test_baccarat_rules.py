@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import operator
+import random
+import re
 from collections import Counter
 from fractions import Fraction
 
@@ -28,6 +30,7 @@ from daemon.games.baccarat.rules import (
     next_box,
     player_draws,
     result,
+    result_data,
 )
 from drivers.cards import DECK, RANKS, CardError
 
@@ -565,3 +568,27 @@ def test_matches_independent_on_shuffled_shoes(decks, rng):
     pos = 0
     while len(shoe) - pos >= 6 and pos < 120:  # consecutive hands from the front
         pos += compare_hand(shoe[pos:])
+
+
+def test_result_data_is_the_results_data_key_for_key_in_order():
+    """The table's ``result_data`` (no HandResult built) says what ``result().to_data()`` says,
+    in the same key order, for every hand dealt from shuffled shoes; errors alike."""
+    rng = random.Random(17)
+    cards = list(DECK) * 8
+    rng.shuffle(cards)
+    hands = 0
+    while len(cards) > 6:
+        player: list[str] = []
+        banker: list[str] = []
+        while (box := next_box(player, banker)) is not None:
+            (player if box == "player" else banker).append(cards.pop())
+        want = result(player, banker).to_data()
+        got = result_data(tuple(player), tuple(banker))
+        assert list(got.items()) == list(want.items())
+        hands += 1
+    assert hands > 70
+    for bad in ((["2S"], ["3S"]), (["2S", "3S", "4S"], ["KS", "QS", "ZZ"])):
+        with pytest.raises((ValueError, CardError)) as want_e:
+            result(*bad)
+        with pytest.raises(type(want_e.value), match=re.escape(str(want_e.value))):
+            result_data(*bad)

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from daemon.games.dragon_tiger.rules import DragonTigerResult, result
+from daemon.games.dragon_tiger.rules import DragonTigerResult, result, result_data
 from drivers.cards import DECK, CardError
 
 
@@ -122,3 +122,14 @@ def test_exact_eight_deck_enumeration():
     assert abs(float(p["dragon"]) - 0.462651) < 5e-7
     assert p["dragon"] == p["tiger"] == Fraction(192, 415)
     assert p["suited_tie"] == Fraction(7, 415)
+
+
+def test_result_data_is_the_results_data_key_for_key_in_order():
+    """The table's ``result_data`` (no DragonTigerResult built) says what
+    ``result().to_data()`` says, in the same key order, for every pair of cards."""
+    for dragon in DECK:
+        for tiger in DECK:
+            want = result(dragon, tiger).to_data()
+            assert list(result_data(dragon, tiger).items()) == list(want.items())
+    with pytest.raises(CardError, match="'ZZ' is not a card"):
+        result_data("KH", "ZZ")

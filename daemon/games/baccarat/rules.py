@@ -217,6 +217,21 @@ def result(player: Sequence[str], banker: Sequence[str]) -> HandResult:
     Refusing incomplete hands means no caller can settle a hand the shoe has
     not finished dealing.
     """
+    return HandResult(**_settle(player, banker))
+
+
+def result_data(player: Sequence[str], banker: Sequence[str]) -> dict[str, Any]:
+    """``result(player, banker).to_data()``, without the :class:`HandResult` between: what the
+    table puts in ``hand.result``, once a hand (setting a frozen dataclass's 14 fields costs
+    more than working them out)."""
+    data = _settle(player, banker)
+    data["player"] = list(data["player"])
+    data["banker"] = list(data["banker"])
+    return data
+
+
+def _settle(player: Sequence[str], banker: Sequence[str]) -> dict[str, Any]:
+    """:func:`result`'s fields, in :meth:`HandResult.to_data`'s order (cards as tuples)."""
     box = next_box(player, banker)
     if box is not None:
         raise ValueError(f"hand not complete: the next card is due to {box}")
@@ -236,19 +251,19 @@ def result(player: Sequence[str], banker: Sequence[str]) -> HandResult:
     player_natural = len(p) == 2 and p_total >= 8
     banker_natural = len(b) == 2 and b_total >= 8
     n = len(p) + len(b)
-    return HandResult(
-        player=p,
-        banker=b,
-        player_total=p_total,
-        banker_total=b_total,
-        winner=winner,
-        natural=player_natural or banker_natural,
-        player_natural=player_natural,
-        banker_natural=banker_natural,
-        player_pair=p[0][0] == p[1][0],
-        banker_pair=b[0][0] == b[1][0],
-        cards=n,
-        big=n >= 5,
-        small=n == 4,
-        banker_six=winner == "banker" and b_total == 6,
-    )
+    return {
+        "player": p,
+        "banker": b,
+        "player_total": p_total,
+        "banker_total": b_total,
+        "winner": winner,
+        "natural": player_natural or banker_natural,
+        "player_natural": player_natural,
+        "banker_natural": banker_natural,
+        "player_pair": p[0][0] == p[1][0],
+        "banker_pair": b[0][0] == b[1][0],
+        "cards": n,
+        "big": n >= 5,
+        "small": n == 4,
+        "banker_six": winner == "banker" and b_total == 6,
+    }

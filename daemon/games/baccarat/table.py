@@ -30,7 +30,7 @@ class BaccaratHands:
         return baccarat.next_box(boxes["player"], boxes["banker"])
 
     def result(self, boxes: Mapping[str, tuple[str, ...]], rules: Any, hand: int) -> dict[str, Any]:
-        data = baccarat.result(boxes["player"], boxes["banker"]).to_data()
+        data = baccarat.result_data(boxes["player"], boxes["banker"])
         data["big_small_open"] = hand <= rules.big_small_hands
         return data
 

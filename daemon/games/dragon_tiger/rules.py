@@ -85,23 +85,35 @@ def result(dragon: str, tiger: str) -> DragonTigerResult:
     Higher rank wins, suits ignored; equal ranks tie (Dragon/Tiger bets then
     lose half — the backend's settlement).
     """
+    return DragonTigerResult(**_settle(dragon, tiger))
+
+
+def result_data(dragon: str, tiger: str) -> dict[str, Any]:
+    """``result(dragon, tiger).to_data()``, without the :class:`DragonTigerResult` between:
+    what the table puts in ``hand.result``, every two cards (setting a frozen dataclass's
+    12 fields costs more than working them out)."""
+    return _settle(dragon, tiger)
+
+
+def _settle(dragon: str, tiger: str) -> dict[str, Any]:
+    """:func:`result`'s fields, in :meth:`DragonTigerResult.to_data`'s order."""
     for c in (dragon, tiger):
         if not is_card(c):
             raise CardError(f"{c!r} is not a card")
     d = rank_order(dragon)
     t = rank_order(tiger)
     winner: Winner = "dragon" if d > t else "tiger" if t > d else "tie"
-    return DragonTigerResult(
-        dragon=dragon,
-        tiger=tiger,
-        dragon_rank=d,
-        tiger_rank=t,
-        winner=winner,
-        suited_tie=dragon == tiger,
-        dragon_colour=_colour(dragon),
-        tiger_colour=_colour(tiger),
-        dragon_parity=_parity(d),
-        tiger_parity=_parity(t),
-        dragon_size=_size(d),
-        tiger_size=_size(t),
-    )
+    return {
+        "dragon": dragon,
+        "tiger": tiger,
+        "dragon_rank": d,
+        "tiger_rank": t,
+        "winner": winner,
+        "suited_tie": dragon == tiger,
+        "dragon_colour": _colour(dragon),
+        "tiger_colour": _colour(tiger),
+        "dragon_parity": _parity(d),
+        "tiger_parity": _parity(t),
+        "dragon_size": _size(d),
+        "tiger_size": _size(t),
+    }

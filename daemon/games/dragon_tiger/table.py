@@ -32,7 +32,7 @@ class DragonTigerHands:
 
     def result(self, boxes: Mapping[str, tuple[str, ...]], rules: Any, hand: int) -> dict[str, Any]:
         """seed 002, 龙虎: the higher rank wins (K high … A low), suits ignored, equal ranks tie."""
-        return dragon_tiger.result(boxes["dragon"][0], boxes["tiger"][0]).to_data()
+        return dragon_tiger.result_data(boxes["dragon"][0], boxes["tiger"][0])
 
 
 class DragonTigerTable(ShoeGame):
