@@ -71,7 +71,15 @@ class _At:
     r: WheelStatus
     mono: float
     gap: bool
-    frames: list[str]
+    #: the frame before this one from the same wheel (None: the table saw none)
+    prev: bytes | None
+
+    @property
+    def frames(self) -> list[str]:
+        """The frames an alarm or a void quotes: the one before (if any) and this one. Made
+        when asked: most status frames repeat the state and quote nothing."""
+        frame = _text(self.r.frame)
+        return [frame] if self.prev is None else [_text(self.prev), frame]
 
 
 def _text(frame: bytes) -> str:
@@ -118,7 +126,7 @@ class WheelTracking(RouletteParts):
         gap, since = self._gap(g, prev, mono)
         self._seen[dev] = _Seen(mono, r.frame, r.state, r.spin)
         frame = _text(r.frame)
-        at = _At(dev, r, mono, gap, [_text(prev.frame), frame] if prev else [frame])
+        at = _At(dev, r, mono, gap, None if prev is None else prev.frame)
         if gap:
             d.add("wheel.resync", device=dev, gap=since, frame=frame, mono=mono)
 
