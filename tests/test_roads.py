@@ -212,3 +212,19 @@ def test_update_answers_each_games_sides_for_the_same_results():
         assert set(update(winners, BACCARAT)["next"]) == set(BACCARAT)
         assert set(update(winners, ("dragon", "tiger"))["next"]) == {"dragon", "tiger"}
         assert set(update(winners, BACCARAT)["next"]) == set(BACCARAT)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_ask_side_is_the_mark_the_next_result_draws(seed):
+    """``next`` by its definition: the mark each derived road draws when that side wins next
+    (None when it draws none), read off the board with that result added."""
+    rng = random.Random(300 + seed)
+    shoe = rng.choices([B, P, T], weights=[40, 40, 20], k=rng.randint(0, 100))
+    for n in range(len(shoe) + 1):
+        now = roads(shoe[:n], BACCARAT)
+        for side in BACCARAT:
+            then = roads([*shoe[:n], side], BACCARAT)
+            for name in ("big_eye_boy", "small_road", "cockroach_pig"):
+                grew = len(then[name]) > len(now[name])
+                want = then[name][-1][2] if grew else None
+                assert now["next"][side][name] == want, (n, side, name)

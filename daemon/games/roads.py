@@ -255,8 +255,9 @@ _KEEP_BOARDS = 8
 def next_marks(lengths: Sequence[int], last: str | None, side: str) -> dict[str, str | None]:
     """The mark each derived road would get if ``side`` won next (None: that road has not begun);
     ``last`` is the side of the newest streak."""
-    if last == side:
-        after = [*lengths[:-1], lengths[-1] + 1]
-    else:
-        after = [*lengths, 1]
-    return {name: mark(after, len(after) - 1, after[-1] - 1, k) for name, k in DERIVED.items()}
+    # The next cell is streak c, row r of the big road with that result added. ``mark`` reads
+    # only the streaks before c (c - k; c - 1 and c - 1 - k on a first row), which the result
+    # leaves as they are: so it is asked on ``lengths`` itself, without a copy grown by one.
+    n = len(lengths)
+    c, r = (n - 1, lengths[-1]) if last == side else (n, 0)
+    return {name: mark(lengths, c, r, k) for name, k in DERIVED.items()}
