@@ -332,8 +332,8 @@ class ShoeDealing(ShoeParts):
             d.add("hand.demo", **data)
             return
         # the scoreboards ride on the result, so an overlay draws them without the rules
-        data["roads"] = roads.update((*s.board(), data["winner"]), self.hand_rules.boxes)
-        d.add("hand.result", **data)
+        data["roads"] = roads.update((*s.board(), data["winner"]), hands.boxes)
+        d.drafts.append(draft("hand.result", data))  # ours, fresh: no copy into keywords
         end_shoe_after(s, d, hand, cards_out=s.out + 1)
 
     def _cut_card(self, t: TableState, s: ShoeState, d: Decision, source: str) -> None:
