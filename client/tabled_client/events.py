@@ -1031,7 +1031,8 @@ def _quick_fields(cls: type[Data]) -> tuple[frozenset[str], tuple[str, ...]]:
     itself (``hand.result``'s ``roads``; ``| None``/``| UnsetType`` allowed) is kept: given a
     plain dict there, both paths convert that same dict, so they agree; an instance there
     takes the steps (``check_data`` tests for a dict). Leaving a field out is exact: its
-    default is UNSET, so data without it is the same to both paths."""
+    default is UNSET, so data without it is the same to both paths; a required field left
+    out leaves the class none (every event of it would take the steps anyway)."""
     if any(x is not UNSET for x in cls.__struct_defaults__) or hasattr(cls, "__post_init__"):
         return frozenset(), ()
     info = msgspec.inspect.type_info(cls)
@@ -1043,6 +1044,8 @@ def _quick_fields(cls: type[Data]) -> tuple[frozenset[str], tuple[str, ...]]:
             plain.append(f.name)
         elif _flat_struct(f.type):
             nested.append(f.name)
+        elif f.required:  # all data names it, so all data takes the steps: no test first
+            return frozenset(), ()
     return frozenset((*plain, *nested)), tuple(nested)
 
 
