@@ -197,13 +197,12 @@ class RouletteRound(RouletteParts):
     def _ball_rules(self, t: TableState, d: Decision, at: _At) -> None:
         """seed 003 IV §3.1.1 where the wheel reports the ball (Mercury extended protocol)."""
         r = at.r
-        g: RouletteState = d.state().game
         if (
             self.rules.require_ball_against_rotor
-            and g.phase in IN_PLAY
             and r.state in (3, 4, 5, 7)
             and r.ball_direction in ("clockwise", "anticlockwise")
             and r.ball_direction == r.direction
+            and d.state().game.phase in IN_PLAY  # last: the one test that folds the drafts
         ):
             self._void(
                 t,

@@ -273,15 +273,16 @@ class WheelTracking(RouletteParts):
                 self._fault(t, d, at.device, None, f"status flag 4: {meaning}", at.frames, at=at)
             else:
                 self._void(t, d, "component-fault", R_FAULT, "status flag 4", at.frames, at=at)
-        in_play = d.state().game.phase in IN_PLAY
+        # the state is asked last in each test below: most frames carry no flag (pure, so the
+        # answer is the same whenever asked before the next draft)
         if rules.wheel_model == "m360":
             for bit in (8, 2):
-                if f & bit and st in (3, 4, 7) and in_play:
+                if f & bit and st in (3, 4, 7) and d.state().game.phase in IN_PLAY:
                     reason, rule = self._flag_reason(bit)
                     self._void(t, d, reason, rule, f"flag {bit} during the spin", at.frames, at=at)
                     return
             return
-        if f & 2 and st in (3, 4) and in_play:
+        if f & 2 and st in (3, 4) and d.state().game.phase in IN_PLAY:
             self._void(
                 t,
                 d,
@@ -293,8 +294,7 @@ class WheelTracking(RouletteParts):
                 acknowledge=True,
             )
         self._launch(t, d, at)
-        g: RouletteState = d.state().game
-        if (f & 1 or st == 7) and st in (3, 4, 7) and g.phase in IN_PLAY:
+        if (f & 1 or st == 7) and st in (3, 4, 7) and (g := d.state().game).phase in IN_PLAY:
             lasted = self._persisted(g, 1 if f & 1 else None, at.mono)
             if lasted >= rules.ball_missing_window:
                 self._void(
