@@ -176,8 +176,7 @@ class WheelTracking(RouletteParts):
         self._flag_rules(t, d, at)
         self._ball_rules(t, d, at)
 
-        now = d.state().game
-        if r.state == 5 and (changed or new_game) and now.phase in IN_PLAY:
+        if r.state == 5 and (changed or new_game) and d.state().game.phase in IN_PLAY:
             self._result(t, d, at, r.last_number)
 
         now = d.state().game
