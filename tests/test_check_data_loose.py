@@ -70,8 +70,8 @@ def test_a_nested_struct_given_as_its_dict_is_checked_in_one_conversion_and_in_f
     cls = events.DATA["hand.result"]
     data = _hand_result()
     assert check_data("hand.result", data).roads.big_road == [0, 0, "banker", 0]
-    fields, nested = events._quick[cls]
-    assert "roads" in fields and "roads" in nested
+    fields, guarded = events._quick[cls]
+    assert "roads" in fields and dict(guarded)["roads"] == (dict,)
     refused = [
         {**data["roads"], "rows": "6"},  # a wrong type
         {**data["roads"], "bead_plate": [0, 1]},  # too short
@@ -118,9 +118,9 @@ def test_a_nested_struct_given_as_an_instance_is_checked_like_its_json():
 
 
 def test_a_loose_field_is_left_out_of_the_one_conversion():
-    """A ``float`` or ``Any`` field the data leaves out is the same to both paths; named, the
-    steps check it (a ``Decimal`` there is refused). A class with a required loose field
-    takes the steps for every event, without the test first."""
+    """A loose field (``faces``: ``list[Any]``) the data leaves out is the same to both paths;
+    named, the steps check it (a ``Decimal`` in a float is refused either way). A class with
+    a required loose field takes the steps for every event, without the test first."""
     cls = events.DATA["alarm.raised"]
     data = {
         "id": "A1",
@@ -132,7 +132,7 @@ def test_a_loose_field_is_left_out_of_the_one_conversion():
         "device": None,
     }
     fields, _ = events._quick_fields(cls)
-    assert "seconds" not in fields and "faces" not in fields and "kind" in fields
+    assert "faces" not in fields and "kind" in fields and "seconds" in fields
     assert check_data("alarm.raised", data).kind == "journal-failure"
     for bad in ({"seconds": Decimal("1.5")}, {"faces": [object()]}, {"kind": 3}):
         d = {**data, **bad}
@@ -142,4 +142,34 @@ def test_a_loose_field_is_left_out_of_the_one_conversion():
             events._in_steps, cls, "alarm.raised", d
         )
     assert check_data("alarm.raised", {**data, "seconds": 1.5}).seconds == 1.5
-    assert events._quick_fields(events.DATA["spin.result"]) == (frozenset(), ())  # rotor_rpm
+    assert events._quick_fields(events.DATA["operator.command"]) == (frozenset(), ())  # args
+
+
+class _Float(float):
+    """A float's subclass (numpy's float64 is one): not a float to ``type(v) in ...``."""
+
+
+def test_a_float_field_takes_the_one_conversion_only_with_a_float_an_int_or_none():
+    """A ``float`` (``| None``) field is checked in the one conversion when it holds a value
+    that is its own JSON form; any other value takes the steps, and both agree on all."""
+    cls = events.DATA["wheel.resync"]
+    fields, guarded = events._quick_fields(cls)
+    assert {"gap", "mono"} <= fields and dict(guarded)["gap"] == (float, int, type(None))
+    data = {"device": "wheel", "gap": 1.5, "frame": "*X:00:03", "mono": 12.0}
+    for gap, ok in (
+        (1.5, True),
+        (2, True),
+        (None, True),
+        (float("nan"), True),
+        (Decimal("1.5"), False),
+        (True, False),
+        ("1.5", False),
+        (_Float(1.5), False),  # to_builtins refuses it
+        ([1.5], False),
+    ):
+        for key in ("gap", "mono"):
+            d = {**data, key: gap}
+            got = _outcome(check_data, "wheel.resync", d)
+            assert got == _outcome(events._in_steps, cls, "wheel.resync", d), (key, gap)
+            if key == "gap":
+                assert (got[0] == "ok") == ok, gap

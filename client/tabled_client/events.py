@@ -984,19 +984,20 @@ def check_data(type_: str, data: dict[str, Any]) -> Data:
     quick = _quick.get(cls)
     if quick is None:
         quick = _quick[cls] = _quick_fields(cls)
-    fields, nested = quick
-    if (
-        fields
-        and data.keys() <= fields
-        and (not nested or all(type(data[k]) is dict for k in nested if k in data))
-    ):
-        # One strict conversion of the data itself: for the fields ``_quick_fields`` admits,
-        # it passes exactly when the steps below do (at half their CPU; the daemon pays this
-        # per event). Any failure takes the steps, which say what is wrong.
-        try:
-            return msgspec.convert(data, cls)
-        except (TypeError, ValueError, OverflowError):
-            pass
+    fields, guarded = quick
+    if fields and data.keys() <= fields:
+        for k, ok in guarded:
+            if k in data and type(data[k]) not in ok:
+                break
+        else:
+            # One strict conversion of the data itself: for the fields ``_quick_fields``
+            # admits, holding the kinds of value it admits, it passes exactly when the steps
+            # below do (at half their CPU; the daemon pays this per event). Any failure takes
+            # the steps, which say what is wrong.
+            try:
+                return msgspec.convert(data, cls)
+            except (TypeError, ValueError, OverflowError):
+                pass
     return _in_steps(cls, type_, data)
 
 
@@ -1014,52 +1015,67 @@ def _in_steps(cls: type[Data], type_: str, data: dict[str, Any]) -> Data:
 
 
 #: per Data class: the fields :func:`check_data` may check in one conversion, and those of
-#: them that hold a nested Struct (taken in that conversion only as a plain dict)
-_quick: dict[type[Data], tuple[frozenset[str], tuple[str, ...]]] = {}
+#: them taken there only when their value is of one of the given Python types
+_quick: dict[type[Data], tuple[frozenset[str], tuple[tuple[str, tuple[type, ...]], ...]]] = {}
 
 
-def _quick_fields(cls: type[Data]) -> tuple[frozenset[str], tuple[str, ...]]:
+def _quick_fields(
+    cls: type[Data],
+) -> tuple[frozenset[str], tuple[tuple[str, tuple[type, ...]], ...]]:
     """The class's fields one conversion of the data checks as the full steps do, and which
-    of them hold a nested Struct; none (the steps run) when a default other than UNSET or a
-    ``__post_init__`` makes the Struct more than its data.
+    of them only for some kinds of value; none (the steps run) when a default other than UNSET
+    or a ``__post_init__`` makes the Struct more than its data.
 
-    A field is left out (data naming it takes the steps) when its type takes a Python object
-    that is not what its JSON says: an ``Any`` (a value ``to_builtins`` refuses, an object
-    JSON cannot carry), a ``float`` (``convert`` takes a ``Decimal`` for it, which would be
-    sealed as a string), or a Struct anywhere but directly in the field (``convert`` passes an
-    instance of it through without checking its fields). A field that is a flat Struct
-    itself (``hand.result``'s ``roads``; ``| None``/``| UnsetType`` allowed) is kept: given a
-    plain dict there, both paths convert that same dict, so they agree; an instance there
-    takes the steps (``check_data`` tests for a dict). Leaving a field out is exact: its
-    default is UNSET, so data without it is the same to both paths; a required field left
-    out leaves the class none (every event of it would take the steps anyway)."""
+    A field whose type takes a Python object that is not what its JSON says is loose: an
+    ``Any`` (a value ``to_builtins`` refuses, an object JSON cannot carry), a ``float``
+    (``convert`` takes a ``Decimal`` for it, which would be sealed as a string), a nested
+    Struct (``convert`` passes an instance of it through without checking its fields). Two
+    kinds are kept, for values that are their own JSON form, where both paths convert the
+    same value and so agree: a ``float`` (``| None``) holding a ``float``, an ``int`` or
+    None; a flat Struct directly in the field (``hand.result``'s ``roads``) holding a plain
+    dict. Any other value there takes the steps. Another loose field is left out: data naming
+    it takes the steps, and data without it is the same to both paths (its default is
+    UNSET); a required one leaves the class none (every event of it takes the steps)."""
     if any(x is not UNSET for x in cls.__struct_defaults__) or hasattr(cls, "__post_init__"):
         return frozenset(), ()
     info = msgspec.inspect.type_info(cls)
     assert isinstance(info, msgspec.inspect.StructType)
     plain: list[str] = []
-    nested: list[str] = []
+    guarded: list[tuple[str, tuple[type, ...]]] = []
     for f in info.fields:
         if not _loose(f.type):
             plain.append(f.name)
-        elif _flat_struct(f.type):
-            nested.append(f.name)
+        elif (ok := _guard(f.type)) is not None:
+            guarded.append((f.name, ok))
         elif f.required:  # all data names it, so all data takes the steps: no test first
             return frozenset(), ()
-    return frozenset((*plain, *nested)), tuple(nested)
+    return frozenset((*plain, *(name for name, _ in guarded))), tuple(guarded)
 
 
-def _flat_struct(t: Any) -> bool:
-    """A Struct (or a union of one with None; UNSET is not in the type info) none of whose
-    fields is loose."""
-    members = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
-    structs = [m for m in members if isinstance(m, msgspec.inspect.StructType)]
-    others = [m for m in members if not isinstance(m, msgspec.inspect.StructType)]
-    return (
+_NUMBER: Final = (float, int, type(None))
+
+
+def _guard(t: Any) -> tuple[type, ...] | None:
+    """The Python types a loose field may hold and still take the one conversion (None: none).
+
+    A float (``| int``, ``| None``): ``float``, ``int``, None, each its own JSON form (not
+    ``bool``, a ``Decimal`` or a float's subclass: the steps judge those). A flat Struct (``|
+    None``; UNSET is not in the type info), none of whose fields is loose: a plain ``dict``,
+    which both paths convert as it is."""
+    kinds = msgspec.inspect
+    members = t.types if isinstance(t, kinds.UnionType) else (t,)
+    if any(isinstance(m, kinds.FloatType) for m in members) and all(
+        isinstance(m, kinds.FloatType | kinds.IntType | kinds.NoneType) for m in members
+    ):
+        return _NUMBER
+    structs = [m for m in members if isinstance(m, kinds.StructType)]
+    if (
         len(structs) == 1
-        and all(isinstance(m, msgspec.inspect.NoneType) for m in others)
+        and all(isinstance(m, kinds.StructType | kinds.NoneType) for m in members)
         and not any(_loose(f.type) for f in structs[0].fields)
-    )
+    ):
+        return (dict,)
+    return None
 
 
 #: types whose Python values ``convert`` takes beyond what their JSON form would pass
