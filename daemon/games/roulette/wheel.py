@@ -125,10 +125,9 @@ class WheelTracking(RouletteParts):
         prev = self._seen.get(dev)
         gap, since = self._gap(g, prev, mono)
         self._seen[dev] = _Seen(mono, r.frame, r.state, r.spin)
-        frame = _text(r.frame)
         at = _At(dev, r, mono, gap, None if prev is None else prev.frame)
         if gap:
-            d.add("wheel.resync", device=dev, gap=since, frame=frame, mono=mono)
+            d.add("wheel.resync", device=dev, gap=since, frame=_text(r.frame), mono=mono)
 
         old_state, old_spin = g.wheel_state, g.wheel_spin
         changed = r.state != old_state
@@ -171,7 +170,7 @@ class WheelTracking(RouletteParts):
                 state=r.state,
                 wheel_spin=r.spin,
                 mono=mono,
-                frame=frame,
+                frame=_text(r.frame),
             )
         self._flag_rules(t, d, at)
         self._ball_rules(t, d, at)
@@ -191,7 +190,7 @@ class WheelTracking(RouletteParts):
                 wheel_spin=r.spin,
                 mono=mono,
                 joined=joined,
-                frame=frame,
+                frame=_text(r.frame),
             )
 
     def _mercury_respin(self, g: RouletteState, r: WheelStatus, changed: bool) -> bool:
