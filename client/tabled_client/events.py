@@ -985,20 +985,24 @@ def check_data(type_: str, data: dict[str, Any]) -> Data:
     if quick is None:
         quick = _quick[cls] = _quick_fields(cls)
     fields, guarded = quick
-    if fields and data.keys() <= fields:
-        for k, ok in guarded:
-            if k in data and type(data[k]) not in ok:
-                break
-        else:
-            # One strict conversion of the data itself: for the fields ``_quick_fields``
-            # admits, holding the kinds of value it admits, it passes exactly when the steps
-            # below do (at half their CPU; the daemon pays this per event). Any failure takes
-            # the steps, which say what is wrong.
-            try:
-                return msgspec.convert(data, cls)
-            except (TypeError, ValueError, OverflowError):
-                pass
+    if fields and data.keys() <= fields and (not guarded or _admits(data, guarded)):
+        # One strict conversion of the data itself: for the fields ``_quick_fields`` admits,
+        # holding the kinds of value it admits, it passes exactly when the steps below do (at
+        # half their CPU; the daemon pays this per event). Any failure takes the steps, which
+        # say what is wrong.
+        try:
+            return msgspec.convert(data, cls)
+        except (TypeError, ValueError, OverflowError):
+            pass
     return _in_steps(cls, type_, data)
+
+
+def _admits(data: dict[str, Any], guarded: tuple[tuple[str, tuple[type, ...]], ...]) -> bool:
+    """Each guarded field the data names holds a value of a type its guard admits."""
+    for k, ok in guarded:
+        if k in data and type(data[k]) not in ok:
+            return False
+    return True
 
 
 def _in_steps(cls: type[Data], type_: str, data: dict[str, Any]) -> Data:
