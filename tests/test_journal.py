@@ -325,6 +325,20 @@ def test_each_commit_updates_the_recorded_head_in_place(tmp_path):
     j.close()
 
 
+def test_a_lone_events_commit_writes_two_pages(tmp_path):
+    """One event in one transaction writes the events table's last page and the head's
+    page of ``meta``: two WAL frames through the commit's fsync, no more. A REPLACE of the
+    head (its key's index page too), a new index on ``events`` or any other page written
+    by every commit shows here as a third frame."""
+    j = fill(tmp_path / "j.sqlite", 3)
+    frame = 24 + j.db.execute("PRAGMA page_size").fetchone()[0]
+    wal = tmp_path / "j.sqlite-wal"
+    before = wal.stat().st_size
+    j.append([Batch([Draft("test.tick", {"n": 3})], "2026-01-01T00:00:00.000Z", None)])
+    assert (wal.stat().st_size - before) / frame == 2
+    j.close()
+
+
 def test_the_heartbeat_names_no_event_committed_but_not_yet_published(tmp_path):
     """A commit returns, then is published: between the two the journal's head
     names an event no subscriber has. A heartbeat naming it would send every follower
