@@ -14,6 +14,10 @@ the decide-ahead went with it: ``docs/decisions.md``, Where the commit runs.)
 * ``cpu-profile``: no change in behaviour; cProfile on the event loop's thread, timed
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
+* ``io-batch``: the daemon's ZeroMQ context made with its I/O threads at
+  ``SCHED_BATCH`` (``daemon.publisher.io_threads_yield``, one line where
+  ``daemon/app.py`` makes the context): the I/O thread woken by a publish no
+  longer preempts the thread that published (the loop's, which commits);
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -87,9 +91,25 @@ def _cpu_profile() -> None:
     atexit.register(dump)
 
 
+def _io_batch() -> None:
+    import zmq.asyncio
+
+    from daemon.publisher import io_threads_yield
+
+    base = zmq.asyncio.Context
+
+    class Context(base):  # type: ignore[misc,valid-type]
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            io_threads_yield(self)
+
+    zmq.asyncio.Context = Context  # type: ignore[misc]
+
+
 VARIANTS: dict[str, Callable[[], None]] = {
     "timeline": _timeline,
     "cpu-profile": _cpu_profile,
+    "io-batch": _io_batch,
     "none": lambda: None,
 }
 

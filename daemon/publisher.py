@@ -29,6 +29,7 @@ pyzmq/libzmq behaviour this module works around:
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,18 @@ if TYPE_CHECKING:
 
 #: signs the journal head: (table, journal_id, seq, hash) → the heartbeat's ``checkpoint``
 Signer = Callable[[str, str, int, str], dict[str, Any]]
+
+
+def io_threads_yield(ctx: zmq.Context[Any]) -> None:
+    """Let the context's I/O threads wait for a free CPU instead of preempting a publisher.
+
+    A publish wakes ZeroMQ's I/O thread, and on a busy CPU the woken thread preempted
+    the publishing thread at once (the one that commits): a 3 µs send took 20-50 µs of
+    its wall time, and the next commit waited for it. ``SCHED_BATCH`` keeps the nice
+    value and the share of the CPU but does not preempt on wake-up. Call before the
+    context's first socket: its threads take the policy when they start.
+    """
+    ctx.set(zmq.THREAD_SCHED_POLICY, os.SCHED_BATCH)
 
 
 class BusError(OSError):

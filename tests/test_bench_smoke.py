@@ -103,6 +103,7 @@ SMOKED = (
     "none",
     "timeline",
     "cpu-profile",
+    "io-batch",
 )
 
 

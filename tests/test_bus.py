@@ -10,6 +10,7 @@ the sockets themselves, each test bounded by ``asyncio.wait_for``.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import tempfile
 import threading
@@ -26,6 +27,7 @@ from daemon.bus import Bus, BusError
 from daemon.events import Draft, decode
 from daemon.ipc import EndpointError
 from daemon.journal import Batch, Journal
+from daemon.publisher import io_threads_yield
 from daemon.replay_server import ReplayError
 from daemon.subscriber import replay
 
@@ -703,3 +705,27 @@ async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
         f.close()
         silent.close(0)
         await b.close()
+
+
+def test_io_threads_yield_puts_the_io_thread_at_sched_batch():
+    """A publish wakes ZeroMQ's I/O thread; at ``SCHED_BATCH`` it waits for a free CPU
+    instead of preempting the writer thread that woke it (docs/performance.md). The
+    calling thread keeps its own policy."""
+    ctx = zmq.Context()
+    io_threads_yield(ctx)
+    a, b = ctx.socket(zmq.PAIR), ctx.socket(zmq.PAIR)
+    try:
+        port = a.bind_to_random_port("tcp://127.0.0.1")
+        b.connect(f"tcp://127.0.0.1:{port}")
+        a.send(b"x")  # over TCP: through the I/O thread, which set its policy when it started
+        assert b.poll(10_000) and b.recv() == b"x"
+        policies = {
+            Path(f"/proc/self/task/{tid}/comm").read_text().strip(): os.sched_getscheduler(int(tid))
+            for tid in os.listdir("/proc/self/task")
+        }
+        assert policies["ZMQbg/IO/0"] == os.SCHED_BATCH
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    finally:
+        a.close(linger=0)
+        b.close(linger=0)
+        ctx.term()
