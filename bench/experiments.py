@@ -22,8 +22,6 @@ Experiments:
 * ``durable-floor``: tabled as it is against the durable relay (bench/relay.py with a
   journal: a SQLite commit per read, on one thread, before the publish): the least a
   process that commits every reading before publishing it costs;
-* ``io-batch``: the daemon's ZeroMQ I/O threads at ``SCHED_BATCH`` (bench.variant):
-  a publish's wake of the I/O thread no longer preempts the loop that commits;
 * ``one-cpu``: the daemon pinned to one CPU (``taskset -c 1``, as
   systemd's ``CPUAffinity=`` would): its threads hand off without waking
   another CPU.
@@ -47,7 +45,6 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
     "one-cpu": {"cpus": "1"},
     "cpu-profile": {"variant": "cpu-profile"},
     "durable-floor": {"durable_floor": True},
-    "io-batch": {"variant": "io-batch"},
 }
 
 

@@ -47,6 +47,7 @@ from daemon.bus import Bus
 from daemon.events import utc_text
 from daemon.games import find as game_class
 from daemon.journal import SNAPSHOT_EVENT, Batch, Journal
+from daemon.publisher import io_threads_yield
 from daemon.table import Command, DeviceReading, Table
 from drivers.base import driver_class
 from drivers.readings import Malformed, Unknown
@@ -162,6 +163,7 @@ class _Sink:
 async def _bus(where: Any, table: str) -> tuple[zmq.asyncio.Context, Bus, Journal]:
     j = Journal(where / "journal.sqlite", table)
     ctx = zmq.asyncio.Context()
+    io_threads_yield(ctx)  # as daemon/app.py makes its context
     bus = Bus(
         ctx,
         table=table,

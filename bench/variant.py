@@ -6,7 +6,8 @@ Used only by :mod:`bench.experiments`, never by ``make bench``. Each variant
 patches the running daemon's code from outside (the daemon's files are not
 touched) the way the proposed change would behave. (``inline-commit`` and
 ``no-decide-ahead`` were variants until the commit moved to the loop's thread and
-the decide-ahead went with it: ``docs/decisions.md``, Where the commit runs.)
+the decide-ahead went with it, ``io-batch`` until the daemon made its ZeroMQ I/O
+threads ``SCHED_BATCH`` itself: ``docs/decisions.md``.)
 
 * ``timeline``: no change in behaviour; the commit path is timed stage by
   stage (``time.monotonic_ns``, the benchmark's clock) and the stamps are
@@ -14,10 +15,6 @@ the decide-ahead went with it: ``docs/decisions.md``, Where the commit runs.)
 * ``cpu-profile``: no change in behaviour; cProfile on the event loop's thread, timed
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
-* ``io-batch``: the daemon's ZeroMQ context made with its I/O threads at
-  ``SCHED_BATCH`` (``daemon.publisher.io_threads_yield``, one line where
-  ``daemon/app.py`` makes the context): the I/O thread woken by a publish no
-  longer preempts the thread that published (the loop's, which commits);
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -91,25 +88,9 @@ def _cpu_profile() -> None:
     atexit.register(dump)
 
 
-def _io_batch() -> None:
-    import zmq.asyncio
-
-    from daemon.publisher import io_threads_yield
-
-    base = zmq.asyncio.Context
-
-    class Context(base):  # type: ignore[misc,valid-type]
-        def __init__(self, *a: Any, **k: Any) -> None:
-            super().__init__(*a, **k)
-            io_threads_yield(self)
-
-    zmq.asyncio.Context = Context  # type: ignore[misc]
-
-
 VARIANTS: dict[str, Callable[[], None]] = {
     "timeline": _timeline,
     "cpu-profile": _cpu_profile,
-    "io-batch": _io_batch,
     "none": lambda: None,
 }
 

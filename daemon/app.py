@@ -50,6 +50,7 @@ from daemon.journal import Journal, JournalError
 from daemon.listeners import Listeners
 from daemon.liveness import Liveness
 from daemon.pipeline import Clock, Pipeline
+from daemon.publisher import io_threads_yield
 from daemon.sdnotify import Notifier
 from daemon.security import Security
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
@@ -134,6 +135,7 @@ class Daemon(Liveness):
         )
 
         self.ctx = zmq.asyncio.Context()
+        io_threads_yield(self.ctx)  # before its first socket: the I/O threads take it at start
         self.bus = Bus(
             self.ctx,
             table=s.table,

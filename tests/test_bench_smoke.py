@@ -103,7 +103,6 @@ SMOKED = (
     "none",
     "timeline",
     "cpu-profile",
-    "io-batch",
 )
 
 

@@ -692,6 +692,27 @@ def test_a_commit_that_hangs_is_told_on_the_bus_while_the_loop_waits_for_it(tmp_
     assert tablectl(cfg, "verify").returncode == 0
 
 
+def test_the_daemons_zeromq_io_threads_wait_for_its_loop(tmp_path):
+    """The daemon makes its context's I/O threads ``SCHED_BATCH`` (daemon/app.py): the I/O
+    thread a publish wakes does not preempt the loop that published and commits the next
+    batch; the loop itself keeps the normal policy."""
+    cfg = write_config(tmp_path)
+    d = Daemon(cfg)
+    try:
+        d.start()
+        assert d.proc is not None
+        pid = d.proc.pid
+        policies = {}
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+            policies[name if name.startswith("ZMQbg/IO") else tid] = os.sched_getscheduler(int(tid))
+        assert policies["ZMQbg/IO/0"] == os.SCHED_BATCH, policies
+        assert policies[str(pid)] == os.SCHED_OTHER
+    finally:
+        d.stop()
+        d.close()
+
+
 def test_a_clean_stop_leaves_a_seal_and_a_restart_skips_the_walk(tmp_path):
     cfg = write_config(tmp_path)
     for _ in range(2):
