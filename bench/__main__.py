@@ -289,6 +289,15 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
                     f"tabled in the same run {x['tabled_same_run']['cpu_us_per_event']} us/event",
                 )
             )
+            d, t = x["ms"], x["tabled_same_run"]["ms"]
+            rows.append(
+                (
+                    "  latency p50 / p99, ms, tabled and the durable relay",
+                    f"{t['p50']:.2f} / {t['p99']:.2f}",
+                    f"{d['p50']:.2f} / {d['p99']:.2f}"
+                    + (f" (tabled p99 {t['p99'] / d['p99']:.2f}x it)" if d["p99"] else ""),
+                )
+            )
             continue
         if k.endswith("_one_cpu"):
             rows.append(

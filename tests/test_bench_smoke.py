@@ -38,8 +38,8 @@ EXPECTED = {
         "wheel_paced": None,
         "wheel_full": None,
         # the floors the CPU goals are read against (bench/cost.py floors())
-        "durable_relay_paced": {"cpu_us_per_frame", "tabled_same_run"},
-        "durable_relay_full": {"cpu_us_per_frame", "tabled_same_run"},
+        "durable_relay_paced": {"cpu_us_per_frame", "ms", "tabled_same_run"},
+        "durable_relay_full": {"cpu_us_per_frame", "ms", "tabled_same_run"},
         "shoe_paced_one_cpu": {"cpu_us_per_event", "cpu"},
         "shoe_full_one_cpu": {"cpu_us_per_event", "cpu"},
     },
