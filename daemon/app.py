@@ -209,16 +209,9 @@ class Daemon(Liveness):
             self.pipeline.on_journal.append(self.hooks.on_journal)
             self.hooks.start()
         self._watch(asyncio.create_task(self.pipeline.run(), name="pipeline"))
-        # The commit runs on the loop: a disk that stops answering blocks it, and this
-        # thread is what still speaks then (daemon/writer.py). Its limit is the watchdog's
-        # ping interval, after which the pings stop as the loop does.
-        hb = cfg.bus.heartbeat_interval
-        self.pipeline.watch(
-            interval=hb,
-            limit=self.notifier.watchdog_interval() or max(hb, 1.0),
-            stuck=self._journal_stuck,
-            unstuck=self._journal_unstuck,
-        )
+        # The commit runs on the loop: a slow or stopped disk blocks it, and this thread
+        # is what still speaks then (daemon/writer.py, daemon/liveness.py).
+        self.watch_journal(asyncio.get_running_loop())
         await self.pipeline.started(
             {
                 "version": self.version,
@@ -355,8 +348,8 @@ class Daemon(Liveness):
         for t in self._tasks:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.pipeline.close()  # its sentinel sends on the bus: stopped before the sockets close
         await self._close_sockets()
-        self.pipeline.close()
         # Sealed only when this process verified the chain and alone wrote to it since.
         self.journal.close(seal=self.pipeline.failed is None)
         self.device_set.close()

@@ -39,6 +39,8 @@ class Liveness:
     devices: dict[str, DeviceRunner]
     #: the sentinel said a commit does not return, and has not yet said it returned
     _wedged_logged: bool = False
+    _stuck_after: float = 5.0
+    _slow_beat: float | None = None
 
     async def _heartbeat(self) -> None:
         interval = self.s.config.bus.heartbeat_interval
@@ -74,41 +76,79 @@ class Liveness:
     async def _watchdog(self, interval: float) -> None:
         """The watchdog rule (``docs/operations.md``, Watchdog): ping while the table can work.
 
-        Pinged from the loop itself, so a blocked loop stops the pings: a journal write
-        that does not come back (a disk that stopped answering) blocks the loop, which
-        commits on its own thread, and systemd restarts the daemon; the journal's sentinel
-        thread says why meanwhile (:meth:`_journal_stuck`). A journal write that fails
-        (full disk, I/O error) keeps them going: it is retried, the inputs are held in
-        order, and a restart would neither mend the disk nor keep those inputs — the
-        failure is in STATUS=, the heartbeat and the alarms instead. A dead pipeline task
-        never pings: it brings the daemon down first.
+        Pinged from the loop itself, so a blocked loop stops the pings. The loop commits on
+        its own thread, so a journal write blocks it: while one has been in flight for less
+        than a ping interval the journal's sentinel pings in its place, as the loop would
+        (:meth:`_journal_slow`); after that nobody pings, and systemd restarts the daemon. A
+        journal write that fails (full disk, I/O error) keeps the pings going: it is
+        retried, the inputs are held in order, and a restart would neither mend the disk
+        nor keep those inputs — the failure is in STATUS=, the heartbeat and the alarms
+        instead. A dead pipeline task never pings: it brings the daemon down first.
         """
         while True:
             self.notifier.watchdog()
             self.notifier.status(self.summary())
             await asyncio.sleep(interval)
 
-    def _journal_stuck(self, seconds: float) -> None:
-        """From the sentinel's thread, each interval while a commit has not returned: the loop
-        is blocked in it, so this thread sends the heartbeat (``journal_ok: false``) and the
-        STATUS=; the first time also the log line and ``journal.state``."""
-        error = f"a journal write has not returned for {seconds:.1f} s (the disk does not answer)"
-        if not self._wedged_logged:
+    def watch_journal(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the journal's sentinel: it speaks for the loop while a commit blocks it."""
+        hb = self.s.config.bus.heartbeat_interval
+        wd = self.notifier.watchdog_interval()
+        #: a commit in flight longer than this is stuck: the watchdog's ping interval
+        self._stuck_after = wd or max(5.0, hb)
+        self._slow_beat = None
+
+        def returned(seconds: float) -> None:  # told on the loop, in order with its own news
+            try:
+                loop.call_soon_threadsafe(self._journal_returned, seconds)
+            except RuntimeError:  # the loop is closed: nobody to tell
+                pass
+
+        # it looks at least once a ping interval, so that it can ping in the loop's place
+        self.pipeline.watch(interval=min(hb, wd or hb), slow=self._journal_slow, returned=returned)
+
+    def _journal_slow(self, seconds: float) -> None:
+        """From the sentinel's thread, each heartbeat interval while a commit blocks the loop.
+
+        It does what the loop would: the heartbeat, ``STATUS=``, and the watchdog's ping
+        while the commit is younger than a ping interval (the write may just be slow: an
+        SD card collecting its garbage). Past that the commit is stuck: no more pings, so
+        systemd restarts the daemon; the log line and ``journal.state`` say why, once, and
+        the heartbeats say ``journal_ok: false``.
+        """
+        stuck = seconds > self._stuck_after
+        if not stuck:
+            self.notifier.watchdog()
+        elif not self._wedged_logged:
             self._wedged_logged = True
             log.error(
                 "a journal write does not return: watchdog pings stopped",
                 seconds=round(seconds, 1),
             )
-            self._send_journal_state(False, error)
-        data = self.heartbeat_data() | {"journal_ok": False}
-        self.bus.heartbeat(data, utc_text(self.clock.wall()), self.clock.mono())
-        self.notifier.status(f"{self.summary()} JOURNAL STUCK {seconds:.0f} s")
+            self._send_journal_state(
+                False,
+                f"a journal write has not returned for {seconds:.1f} s (the disk does not answer)",
+            )
+        now = self.clock.mono()
+        if self._slow_beat is None or now - self._slow_beat >= self.s.config.bus.heartbeat_interval:
+            self._slow_beat = now  # the heartbeat's own interval, however often it looks
+            data = self.heartbeat_data()
+            if stuck:
+                data["journal_ok"] = False
+            self.bus.heartbeat(data, utc_text(self.clock.wall()), now)
+        note = f" JOURNAL STUCK {seconds:.0f} s" if stuck else f" journal write {seconds:.0f} s"
+        self.notifier.status(self.summary() + note)
 
-    def _journal_unstuck(self, seconds: float) -> None:
-        """From the sentinel's thread, once the stuck commit returned."""
-        self._wedged_logged = False
-        log.warning("the journal write returned", seconds=round(seconds, 1))
-        self._send_journal_state(self.pipeline.healthy, self.pipeline.stats.last_error)
+    def _journal_returned(self, seconds: float) -> None:
+        """On the loop, once a commit the sentinel told of has returned."""
+        self._slow_beat = None
+        if self._wedged_logged:
+            self._wedged_logged = False
+            log.warning("the journal write returned", seconds=round(seconds, 1))
+            self._send_journal_state(self.pipeline.healthy, self.pipeline.stats.last_error)
+        else:
+            log.warning("a slow journal write returned", seconds=round(seconds, 1))
+        self.notifier.status(self.summary())
 
     def summary(self) -> str:
         devs = " ".join(f"{n}={r.health}" for n, r in self.devices.items())

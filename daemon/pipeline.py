@@ -525,18 +525,11 @@ class Pipeline:
                 log.exception("journal state listener failed")
 
     def watch(
-        self,
-        *,
-        interval: float,
-        limit: float,
-        stuck: Callable[[float], None],
-        unstuck: Callable[[float], None],
+        self, *, interval: float, slow: Callable[[float], None], returned: Callable[[float], None]
     ) -> Sentinel:
-        """Start the thread that reports a commit that does not return (``daemon/writer.py``)."""
+        """Start the thread that speaks while a commit is slow to return (``daemon/writer.py``)."""
         if self._sentinel is None:
-            self._sentinel = Sentinel(
-                self.writer, interval=interval, limit=limit, stuck=stuck, unstuck=unstuck
-            )
+            self._sentinel = Sentinel(self.writer, interval=interval, slow=slow, returned=returned)
             self._sentinel.start()
         return self._sentinel
 

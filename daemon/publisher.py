@@ -187,14 +187,15 @@ class Publisher:
                 "data": data,
             }
         )
-        if self._send(self._hb_topic, body):
-            self.counters["heartbeats"] += 1
+        self._send(self._hb_topic, body, "heartbeats")
 
     def send(self, topic: bytes, body: bytes) -> bool:
         """Publish a message that is not an event (a technician's trace); never blocks."""
         return self._send(topic, body)
 
-    def _send(self, topic: bytes, body: bytes) -> bool:
+    def _send(self, topic: bytes, body: bytes, count: str | None = None) -> bool:
+        """One message; ``count`` names the counter a sent one adds to (under the lock: the
+        loop and the journal's sentinel both send heartbeats)."""
         with self._send_lock:
             sock = self._pub_sync
             if sock is None:
@@ -204,4 +205,6 @@ class Publisher:
             except zmq.Again:
                 self.counters["dropped"] += 1
                 return False
+            if count is not None:
+                self.counters[count] += 1
             return True

@@ -3,12 +3,11 @@
 The commit runs where the inputs were decided: no hand-off to another thread and no
 wake back (``docs/decisions.md``, Where the commit runs). Measured on this project's
 two-vCPU VM, the two hand-offs were the largest cost of an event above the durable
-relay floor (``docs/performance.md``, Round 4). The price is that a disk that stops answering
-blocks the loop; :class:`Sentinel` is what still speaks then: a thread that wakes once
-an interval, and while a commit has been in flight longer than its limit says so in
-the log, on the bus (heartbeats with ``journal_ok: false``, a ``journal.state``) and to
-systemd (``STATUS=``). The loop's watchdog pings stop by themselves, so systemd
-restarts the daemon as before.
+relay floor (``docs/performance.md``, Round 4). The price is that a slow or stopped disk
+blocks the loop; :class:`Sentinel` is what still speaks then: a thread that wakes once a
+heartbeat interval and, while a commit is in flight, does what the loop would (the
+heartbeat, the watchdog's ping while the commit is younger than a ping interval), then
+says the journal is stuck (``daemon/liveness.py``).
 """
 
 from __future__ import annotations
@@ -71,12 +70,13 @@ class Writer:
 
 
 class Sentinel:
-    """A thread that wakes every ``interval`` and tells when a commit has not returned.
+    """A thread that wakes every ``interval`` and tells when a commit is slow to return.
 
-    ``stuck(seconds)`` is called from this thread, each interval while a commit has been
-    in flight longer than ``limit``; ``unstuck(seconds)`` once, from this thread too, the
-    first interval after it returned. Both must be safe beside the blocked loop: they
-    only read, log and send (the bus's sends hold its lock).
+    ``slow(seconds)`` is called from this thread at each wake while a commit has been in
+    flight for at least ``interval`` (the loop, blocked in it, sends no heartbeat and no
+    watchdog ping meanwhile); ``returned(seconds)`` once, also from this thread, at the
+    first wake after it returned. What they call must be safe beside the blocked loop:
+    read, log, send (the bus's sends hold its lock), or hand over to the loop.
     """
 
     def __init__(
@@ -84,18 +84,16 @@ class Sentinel:
         writer: Writer,
         *,
         interval: float,
-        limit: float,
-        stuck: Callable[[float], None],
-        unstuck: Callable[[float], None],
+        slow: Callable[[float], None],
+        returned: Callable[[float], None],
     ) -> None:
         self.writer = writer
         self.interval = interval
-        self.limit = limit
-        self._stuck, self._unstuck = stuck, unstuck
+        self._slow, self._returned = slow, returned
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        #: the commit found stuck (its start), until it is seen returned
-        self.stuck_since: float | None = None
+        #: the start of the commit last told slow, until it is seen returned
+        self.slow_since: float | None = None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="journal-sentinel", daemon=True)
@@ -109,12 +107,12 @@ class Sentinel:
         """One look (the thread's, each interval; a test's, directly)."""
         since, now = self.writer.since, self.writer.mono()
         try:
-            if since is not None and now - since > self.limit:
-                self.stuck_since = since
-                self._stuck(now - since)
-            elif self.stuck_since is not None:
-                was, self.stuck_since = self.stuck_since, None
-                self._unstuck(now - was)
+            if self.slow_since is not None and since != self.slow_since:
+                was, self.slow_since = self.slow_since, None
+                self._returned(now - was)
+            if since is not None and now - since >= self.interval:
+                self.slow_since = since
+                self._slow(now - since)
         except Exception:  # this thread must outlive any one report
             log.exception("the journal sentinel's report failed")
 

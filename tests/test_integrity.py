@@ -655,22 +655,40 @@ def test_watchdog_pings_go_on_while_commits_fail_and_stop_while_one_hangs(tmp_pa
 
 def test_a_commit_that_hangs_is_told_on_the_bus_while_the_loop_waits_for_it(tmp_path):
     """The commit runs on the loop's thread (docs/decisions.md, Where the commit runs): while
-    one hangs, the journal's sentinel thread keeps the heartbeats coming with
-    ``journal_ok: false`` and says ``journal.state`` not ok, then ok once it returned; and no
-    event is lost or doubled across it."""
+    one hangs, the journal's sentinel thread keeps the heartbeats coming (no follower takes
+    the table for gone), with ``journal_ok: false`` once the write is stuck, and says
+    ``journal.state`` not ok, then ok once it returned; the events published across it are
+    the journal's, each once, gapless."""
+    import itertools
+    import time
+
     from daemon_harness import Subscriber
 
     hang = tmp_path / "disk-hangs"
     cfg = write_config(tmp_path, sim="seed = 6\npace = 0.01\n")
     d = Daemon(cfg, {"TABLED_FAULT_HANG": str(hang)})
     sub = Subscriber(endpoints(cfg)[0], b"it.")
+    seqs: list[int] = []
+
+    def seen(m: tuple[bytes, dict]) -> tuple[bytes, dict]:
+        if "seq" in m[1]:
+            seqs.append(m[1]["seq"])
+        return m
+
     try:
         d.start()
-        list(sub.until(lambda m: m[0] == b"it.card.dealt", 20))
+        list(map(seen, sub.until(lambda m: m[0] == b"it.card.dealt", 20)))
         hang.touch()
-        stuck = list(
-            sub.until(lambda m: m[0] == b"it.heartbeat" and not m[1]["data"]["journal_ok"], 20)
-        )
+        beats: list[float] = [time.monotonic()]
+        stuck = []
+        for m in sub.until(
+            lambda m: m[0] == b"it.heartbeat" and not m[1]["data"]["journal_ok"], 30
+        ):
+            stuck.append(seen(m))
+            if m[0] == b"it.heartbeat":
+                beats.append(time.monotonic())
+        # a heartbeat each interval (1 s) all along: the loop's, then the sentinel's
+        assert max(b - a for a, b in itertools.pairwise(beats)) < 3.0, beats
         told = [m for t, m in stuck if t == b"it.journal.state"]
         assert told and told[-1]["data"]["ok"] is False, told
         assert "has not returned" in told[-1]["data"]["error"]
@@ -679,9 +697,11 @@ def test_a_commit_that_hangs_is_told_on_the_bus_while_the_loop_waits_for_it(tmp_
         assert beat["data"]["journal_ok"] is False
         assert beat["data"]["last_seq"] == stuck[-1][1]["data"]["last_seq"]
         hang.unlink()
-        back = list(sub.until(lambda m: m[0] == b"it.journal.state" and m[1]["data"]["ok"], 20))
+        back = list(
+            map(seen, sub.until(lambda m: m[0] == b"it.journal.state" and m[1]["data"]["ok"], 20))
+        )
         assert back[-1][1]["data"]["error"] is None
-        list(sub.until(lambda m: m[0] == b"it.card.dealt", 20))  # the game goes on
+        list(map(seen, sub.until(lambda m: m[0] == b"it.card.dealt", 20)))  # the game goes on
         assert "a journal write does not return" in d.log.read_text()
         assert "the journal write returned" in d.log.read_text()
     finally:
@@ -690,6 +710,11 @@ def test_a_commit_that_hangs_is_told_on_the_bus_while_the_loop_waits_for_it(tmp_
         d.stop()
         d.close()
     assert tablectl(cfg, "verify").returncode == 0
+    db = sqlite3.connect(tmp_path / "state" / "journal.sqlite")
+    stored = [s for (s,) in db.execute("SELECT seq FROM events ORDER BY seq")]
+    db.close()
+    assert seqs == list(range(seqs[0], seqs[-1] + 1))  # gapless, each once, in order
+    assert seqs == stored[seqs[0] - 1 : seqs[-1]]
 
 
 def test_the_daemons_zeromq_io_threads_wait_for_its_loop(tmp_path):

@@ -368,3 +368,73 @@ def test_the_heartbeat_names_no_event_committed_but_not_yet_published(tmp_path):
     assert (after["last_seq"], after["last_hash"]) == (4, events[-1].hash) == j.head
     j.close()
     d.ctx.term()
+
+
+def test_the_sentinel_speaks_for_the_loop_while_a_commit_is_slow_then_stuck(tmp_path):
+    """daemon/liveness.py's ``_journal_slow``, as the sentinel calls it while a commit blocks
+    the loop: under the watchdog's ping interval it pings in the loop's place and sends the
+    heartbeat (the write may only be slow); past it, no ping (systemd restarts the daemon),
+    ``journal.state`` not ok once, heartbeats with ``journal_ok: false``, and the status line
+    says so. A real notify socket and a real bus."""
+    import asyncio
+    import json
+    import socket
+
+    import zmq
+
+    from daemon.sdnotify import Notifier
+
+    j = Journal(tmp_path / "j.sqlite", "t1")
+    j.append([Batch([Draft("test.tick", {"n": 0})], "2026-01-01T00:00:00.000Z", None)])
+    systemd = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    systemd.bind(str(tmp_path / "notify"))
+    systemd.settimeout(5)
+    d = _heartbeat_daemon(tmp_path, j)
+    d.notifier = Notifier.from_env({"NOTIFY_SOCKET": str(tmp_path / "notify")})
+    d._stuck_after = 5.0
+    sub = zmq.Context.instance().socket(zmq.SUB)
+    sub.subscribe(b"")
+    times = (1.0, 4.0, 6.0, 7.0)
+
+    async def main() -> list[tuple[list[str], list[tuple[str, dict]]]]:
+        await d.bus.start()
+        sub.connect(d.bus.publish_endpoint)
+        while not sub.poll(100):  # the subscription is live once a heartbeat comes through
+            d.bus.heartbeat(d.heartbeat_data(), "2026-01-01T00:00:00.000Z", 0.0)
+        while sub.poll(100):
+            sub.recv_multipart()
+        told = []
+        try:
+            for seconds in times:
+                d._slow_beat = None  # each call a heartbeat interval after the one before
+                d._journal_slow(seconds)
+                notes = [systemd.recv(4096).decode() for _ in range(2 if seconds < 5 else 1)]
+                msgs = []
+                while sub.poll(200):
+                    topic, body = sub.recv_multipart()
+                    msgs.append((topic.decode(), json.loads(body)))
+                told.append((notes, msgs))
+        finally:
+            await d.bus.close()
+        return told
+
+    try:
+        told = asyncio.run(main())
+    finally:
+        sub.close(0)
+        systemd.close()
+        j.close()
+        d.ctx.term()
+    for seconds, (notes, msgs) in zip(times, told, strict=True):
+        stuck = seconds > 5
+        assert ("WATCHDOG=1" in notes) == (not stuck), (seconds, notes)
+        status = [n for n in notes if n.startswith("STATUS=")]
+        assert status and ("JOURNAL STUCK" in status[0]) == stuck, (seconds, notes)
+        beats = [m for t, m in msgs if t.endswith(".heartbeat")]
+        assert len(beats) == 1 and beats[0]["data"]["journal_ok"] == (not stuck), msgs
+        states = [m["data"] for t, m in msgs if t.endswith(".journal.state")]
+        if seconds == 6.0:  # the first look past the limit says it, once
+            assert len(states) == 1 and states[0]["ok"] is False, msgs
+            assert "has not returned for 6.0 s" in states[0]["error"]
+        else:
+            assert states == [], msgs

@@ -176,10 +176,10 @@ def test_an_input_queued_before_daemon_started_is_decided_after_it(tmp_path):
     j.close()
 
 
-def test_the_sentinel_tells_a_commit_that_does_not_return_and_once_when_it_did(tmp_path):
+def test_the_sentinel_speaks_while_a_commit_is_slow_and_once_when_it_returned(tmp_path):
     """daemon/writer.py's Sentinel, looked at directly on an injected clock: nothing while
-    no commit runs or one is younger than the limit; each look while it is older; one
-    ``unstuck`` once it returned; nothing after."""
+    no commit runs or one is younger than an interval; at each look while it is older;
+    one ``returned`` once it returned, also when the next commit began meanwhile."""
     from daemon.writer import Sentinel, Writer
 
     now = [100.0]
@@ -189,28 +189,31 @@ def test_the_sentinel_tells_a_commit_that_does_not_return_and_once_when_it_did(t
     s = Sentinel(
         w,
         interval=1.0,
-        limit=5.0,
-        stuck=lambda sec: told.append(("stuck", sec)),
-        unstuck=lambda sec: told.append(("unstuck", sec)),
+        slow=lambda sec: told.append(("slow", sec)),
+        returned=lambda sec: told.append(("returned", sec)),
     )
     s.check()
     w.since = 100.0  # a commit begins
-    now[0] = 104.0
+    now[0] = 100.5
     s.check()
     assert told == []
-    now[0] = 106.0
-    s.check()
+    for t in (101.0, 106.0):
+        now[0] = t
+        s.check()
+    assert told == [("slow", 1.0), ("slow", 6.0)]
+    w.since = None  # it returned
     now[0] = 107.0
     s.check()
-    assert told == [("stuck", 6.0), ("stuck", 7.0)]
-    w.since = None  # it returned
-    now[0] = 108.0
     s.check()
+    assert told[2:] == [("returned", 7.0)]
+    w.since = 107.0  # a new commit, slow too; the one before returned between two looks
+    now[0] = 108.5
     s.check()
-    assert told[2:] == [("unstuck", 8.0)]
-    w.since = 108.0  # a new commit, young: no report, and the last one is not told again
+    w.since = 108.6
+    now[0] = 110.0
     s.check()
-    assert len(told) == 3
+    assert [k for k, _ in told[3:]] == ["slow", "returned", "slow"]
+    assert [sec for _, sec in told[3:]] == pytest.approx([1.5, 3.0, 1.4])
     j.close()
 
 
@@ -221,11 +224,11 @@ def test_a_report_that_raises_does_not_end_the_sentinel(tmp_path):
     w = Writer(j, [], lambda: 10.0)
     calls: list[float] = []
 
-    def stuck(sec: float) -> None:
+    def slow(sec: float) -> None:
         calls.append(sec)
         raise RuntimeError("the bus is closed")
 
-    s = Sentinel(w, interval=1.0, limit=1.0, stuck=stuck, unstuck=lambda sec: None)
+    s = Sentinel(w, interval=1.0, slow=slow, returned=lambda sec: None)
     w.since = 0.0
     s.check()
     s.check()

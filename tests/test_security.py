@@ -525,6 +525,10 @@ def _key_forms() -> dict[str, bytes]:
         "an EC key": _pkcs8(ec.generate_private_key(ec.SECP256R1())),
         "an Ed448 key": _pkcs8(ed448.Ed448PrivateKey.generate()),
         "empty": b"",
+        # the review found these taken by the shortcut and refused by cryptography
+        "a blank line before the footer": pem.replace(b"\n-----END", b"\n\n-----END"),
+        "a blank line in the body": pem.replace(body, body[:32] + b"\n\n" + body[32:]),
+        "spaces around the body": pem.replace(body, b"  " + body + b"  "),
     }
 
 
