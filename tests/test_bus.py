@@ -709,7 +709,7 @@ async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
 
 def test_io_threads_yield_puts_the_io_thread_at_sched_batch():
     """A publish wakes ZeroMQ's I/O thread; at ``SCHED_BATCH`` it waits for a free CPU
-    instead of preempting the writer thread that woke it (docs/performance.md). The
+    instead of preempting the loop that woke it and commits (docs/decisions.md). The
     calling thread keeps its own policy."""
     ctx = zmq.Context()
     io_threads_yield(ctx)
