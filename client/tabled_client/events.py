@@ -989,7 +989,11 @@ def check_data(type_: str, data: dict[str, Any]) -> Data:
         # One strict conversion of the data itself: for the fields ``_quick_fields`` admits,
         # holding the kinds of value it admits, it passes exactly when the steps below do (at
         # half their CPU; the daemon pays this per event). Any failure takes the steps, which
-        # say what is wrong.
+        # say what is wrong. Not caught here (round 4's review): a subclass of int, str or
+        # list, or a read-only mapping, which ``convert`` takes and the steps (and the seal's
+        # encoder) refuse; only our own code builds event data, and such a value stops the
+        # daemon all the same, at the commit instead of here (a commit that raises it is
+        # not retried: ``daemon/pipeline.py`` ``retryable``).
         try:
             return msgspec.convert(data, cls)
         except (TypeError, ValueError, OverflowError):
