@@ -173,3 +173,33 @@ def test_a_float_field_takes_the_one_conversion_only_with_a_float_an_int_or_none
             assert got == _outcome(events._in_steps, cls, "wheel.resync", d), (key, gap)
             if key == "gap":
                 assert (got[0] == "ok") == ok, gap
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def test_what_the_seal_cannot_encode_is_refused_where_the_event_is_drafted():
+    """A subclass of a builtin or a read-only mapping: ``convert`` took them, the steps and
+    the seal's encoder refuse them. Refused at the draft, as ``daemon/events.py`` promises,
+    not by a commit that stops the daemon (round 4's review, finding 5)."""
+    from types import MappingProxyType
+
+    good = _hand_result()
+    for spoil in (
+        lambda d: d | {"winner": _Str(d["winner"])},
+        lambda d: d | {"roads": d["roads"] | {"rows": _Int(6)}},
+        lambda d: d | {"roads": d["roads"] | {"next": MappingProxyType(d["roads"]["next"])}},
+    ):
+        bad = spoil(dict(good))
+        with pytest.raises((TypeError, msgspec.ValidationError)):
+            events._in_steps(events.DATA["hand.result"], "hand.result", bad)
+        with pytest.raises((TypeError, msgspec.ValidationError)):
+            check_data("hand.result", bad)
+        with pytest.raises((TypeError, msgspec.ValidationError)):
+            draft("hand.result", bad)
+    assert check_data("hand.result", good) is not None

@@ -986,16 +986,15 @@ def check_data(type_: str, data: dict[str, Any]) -> Data:
         quick = _quick[cls] = _quick_fields(cls)
     fields, guarded = quick
     if fields and data.keys() <= fields and (not guarded or _admits(data, guarded)):
-        # One strict conversion of the data itself: for the fields ``_quick_fields`` admits,
-        # holding the kinds of value it admits, it passes exactly when the steps below do (at
-        # half their CPU; the daemon pays this per event). Any failure takes the steps, which
-        # say what is wrong. Not caught here (round 4's review): a subclass of int, str or
-        # list, or a read-only mapping, which ``convert`` takes and the steps (and the seal's
-        # encoder) refuse; only our own code builds event data, and such a value stops the
-        # daemon all the same, at the commit instead of here (a commit that raises it is
-        # not retried: ``daemon/pipeline.py`` ``retryable``).
+        # The data's builtins (as the steps and the seal's encoder make them) converted
+        # strictly into the Struct: for the fields ``_quick_fields`` admits, holding the
+        # kinds of value it admits, it passes exactly when the steps below do (at about half
+        # their CPU; the daemon pays this per event). ``to_builtins`` first refuses what the
+        # seal's encoder refuses (a subclass of int or str, a read-only mapping), which a
+        # bare ``convert`` of the data took (round 4's review); a JSON round trip instead
+        # would turn a NaN into null. Any failure takes the steps, which say what is wrong.
         try:
-            return msgspec.convert(data, cls)
+            return msgspec.convert(msgspec.to_builtins(data), cls)
         except (TypeError, ValueError, OverflowError):
             pass
     return _in_steps(cls, type_, data)
