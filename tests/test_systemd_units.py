@@ -511,7 +511,33 @@ def test_udevadm_verify(tmp_path):
 
 # -- MemoryDenyWriteExecute=yes ------------------------------------------------------
 
-_WX_PROBE = r"""
+#: ZeroMQ as the daemon uses it: its context's I/O threads at SCHED_BATCH, a PUB on tcp, a
+#: ROUTER on ipc, a CURVE server, an asyncio context (each starts libzmq's threads)
+_ZMQ_SOCKETS = r"""
+from daemon.publisher import io_threads_yield
+ctx = zmq.Context()
+io_threads_yield(ctx)  # as daemon/app.py makes its context
+pub = ctx.socket(zmq.PUB); pub.linger = 0
+port = pub.bind_to_random_port("tcp://127.0.0.1")
+ctl = ctx.socket(zmq.ROUTER); ctl.linger = 0
+ctl.bind("ipc://" + sys.argv[1] + "/ctl.sock")
+public, secret = zmq.curve_keypair()
+cur = ctx.socket(zmq.PUB); cur.linger = 0
+cur.curve_server = True; cur.curve_secretkey = secret
+cur.bind_to_random_port("tcp://127.0.0.1")
+for s in (pub, ctl, cur):
+    s.close()
+ctx.term()
+
+async def main():
+    actx = zmq.asyncio.Context()
+    s = actx.socket(zmq.PUB); s.linger = 0
+    s.bind_to_random_port("tcp://127.0.0.1"); s.close(); actx.term()
+asyncio.run(main())
+"""
+
+_WX_PROBE = (
+    r"""
 import ctypes, mmap, sys
 libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN = 65, 1
@@ -531,25 +557,9 @@ import gpiozero, msgspec, rich, serial, structlog, usb.core, zmq, zmq.asyncio
 from gpiozero.pins.mock import MockFactory
 
 assert ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda x: x + 1)(41) == 42
-ctx = zmq.Context()
-pub = ctx.socket(zmq.PUB); pub.linger = 0
-port = pub.bind_to_random_port("tcp://127.0.0.1")
-ctl = ctx.socket(zmq.ROUTER); ctl.linger = 0
-ctl.bind("ipc://" + sys.argv[1] + "/ctl.sock")
-public, secret = zmq.curve_keypair()
-cur = ctx.socket(zmq.PUB); cur.linger = 0
-cur.curve_server = True; cur.curve_secretkey = secret
-cur.bind_to_random_port("tcp://127.0.0.1")
-for s in (pub, ctl, cur):
-    s.close()
-ctx.term()
-
-async def main():
-    actx = zmq.asyncio.Context()
-    s = actx.socket(zmq.PUB); s.linger = 0
-    s.bind_to_random_port("tcp://127.0.0.1"); s.close(); actx.term()
-asyncio.run(main())
-
+"""
+    + _ZMQ_SOCKETS
+    + r"""
 assert msgspec.json.decode(msgspec.json.encode({"card": "TH"})) == {"card": "TH"}
 
 # tabled-bridge.service: TLS to NATS, its client and the metrics endpoint
@@ -565,6 +575,7 @@ factory.pin(5).drive_low()
 assert button.is_pressed
 print("OK")
 """
+)
 
 
 def test_native_dependencies_run_without_wx_memory(tmp_path):
@@ -628,32 +639,16 @@ def test_bridge_unit_verifies_and_is_locked_down(bridge_root):
 
 # -- SystemCallFilter= ----------------------------------------------------------------------
 
-_ZMQ_PROBE = r"""
+_ZMQ_PROBE = (
+    r"""
 import asyncio, sys
 import zmq, zmq.asyncio
-from daemon.publisher import io_threads_yield
-
-ctx = zmq.Context()
-io_threads_yield(ctx)  # as daemon/app.py makes its context
-pub = ctx.socket(zmq.PUB); pub.linger = 0
-pub.bind_to_random_port("tcp://127.0.0.1")
-ctl = ctx.socket(zmq.ROUTER); ctl.linger = 0
-ctl.bind("ipc://" + sys.argv[1] + "/ctl.sock")
-public, secret = zmq.curve_keypair()
-cur = ctx.socket(zmq.PUB); cur.linger = 0
-cur.curve_server = True; cur.curve_secretkey = secret
-cur.bind_to_random_port("tcp://127.0.0.1")
-for s in (pub, ctl, cur):
-    s.close()
-ctx.term()
-
-async def main():
-    actx = zmq.asyncio.Context()
-    s = actx.socket(zmq.PUB); s.linger = 0
-    s.bind_to_random_port("tcp://127.0.0.1"); s.close(); actx.term()
-asyncio.run(main())
+"""
+    + _ZMQ_SOCKETS
+    + """
 print("OK")
 """
+)
 
 
 def _under_filter(unit: Path, *command: str, **kw):  # type: ignore[no-untyped-def]
