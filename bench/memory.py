@@ -15,11 +15,21 @@ so that ``make bench`` stays within its budget); when time runs out first,
 the result says how many hands were played and the RSS slope over the
 hands after the first 10,000 is extrapolated to 100,000 — a number to
 read with that caveat, which ``--soak-seconds 0`` (no time bound) removes.
+
+Each sample splits RSS into ``RssAnon`` (malloc's heaps and arenas), ``RssFile``
+(mapped files) and ``RssShmem`` (SQLite's ``-shm``). ``python -m bench.memory
+--variant tracemalloc`` (never ``make bench``: tracing slows the daemon and adds to
+its RSS) runs the daemon under :mod:`bench.variant`'s ``tracemalloc``, takes a
+snapshot of its Python heap with every sample, and prints the traced total per
+sample and the top growth (by line, and the largest by traceback) between the
+sample at the first mark and the last.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -81,6 +91,7 @@ def run(
     hands: int = 100_000,
     seconds: float = 50.0,
     log: Callable[[str], None] = print,
+    variant: str | None = None,
 ) -> dict[str, Any]:
     if size != "full":
         cap_hands, cap_s = pick(size, 0, 3_000, 150), pick(size, 0.0, 20.0, 10.0)
@@ -90,7 +101,9 @@ def run(
     where = proc.workdir("soak-")
     pty = proc.Pty()
     cfg, ep = proc.write_config(where, shoe_session(cards=1), port=pty.path)
-    d = proc.DaemonProcess(cfg, log=None)  # info-level logs, thrown away
+    d = proc.DaemonProcess(cfg, log=None, variant=variant)  # info-level logs, thrown away
+    traced = variant in ("tracemalloc", "heap-stats")  # a SIGUSR1 with each sample
+    heap: dict[str, Any] = {}
     loop = Loop()
     soak = _Soak(loop, ep["publish"], ep["control"])
     samples: list[dict[str, Any]] = []
@@ -101,7 +114,9 @@ def run(
             loop.idle(20_000_000)
         loop.idle(300_000_000)
         m0 = d.memory()
-        samples.append({"hands": 0, "s": 0.0, "rss_kib": m0["VmRSS"], "hwm_kib": m0["VmHWM"]})
+        samples.append({"hands": 0, "s": 0.0, **_parts(m0)})
+        if traced:
+            os.kill(d.pid, signal.SIGUSR1)
         log(
             f"  soak: up to {hands:,} hands, {seconds or 'no'} s bound; RSS at start {m0['VmRSS'] >> 10} MiB"
         )
@@ -134,14 +149,9 @@ def run(
             played += 1
             if played % sample_every == 0:
                 m = d.memory()
-                samples.append(
-                    {
-                        "hands": played,
-                        "s": round(time.monotonic() - t0, 1),
-                        "rss_kib": m["VmRSS"],
-                        "hwm_kib": m["VmHWM"],
-                    }
-                )
+                samples.append({"hands": played, "s": round(time.monotonic() - t0, 1), **_parts(m)})
+                if traced:
+                    os.kill(d.pid, signal.SIGUSR1)
                 if d.proc is not None and d.proc.poll() is not None:
                     raise RuntimeError("tabled exited during the soak")
             if played >= hands or (seconds and time.monotonic() - t0 > seconds):
@@ -155,6 +165,8 @@ def run(
             raise RuntimeError(f"the soak raised {soak.alarms} alarm(s)")
         if d.stop() != 0:
             raise RuntimeError("tabled exited with an error")
+        if traced:  # before the cleanup: the records are in the run's directory
+            heap = _heap_growth(cfg.parent / "tracemalloc", samples, first_mark)
     finally:
         d.close()
         loop.close()
@@ -189,15 +201,92 @@ def run(
     }
     if played < hands and slope is not None:
         out["extrapolated_rss_at_target_kib"] = round(m1["VmRSS"] + slope * (hands - played))
+    if heap:
+        out["heap"] = heap
     return out
+
+
+def _parts(m: dict[str, int]) -> dict[str, int]:
+    return {
+        "rss_kib": m["VmRSS"],
+        "hwm_kib": m["VmHWM"],
+        "anon_kib": m.get("RssAnon", 0),
+        "file_kib": m.get("RssFile", 0),
+        "shmem_kib": m.get("RssShmem", 0),
+    }
+
+
+def _heap_growth(where: Any, samples: list[dict[str, Any]], first_mark: int) -> dict[str, Any]:
+    """The daemon's heap records (one per sample, in order: :mod:`bench.variant`'s
+    ``heap-stats``) added to the samples in KiB: malloc's bytes in use, free and mmapped,
+    SQLite's own, and the tracemalloc total; with snapshots, what grew between the sample
+    at the first mark and the last."""
+    import json
+    import tracemalloc
+
+    snaps = sorted(where.glob("snap-*.json"))
+    for s, f in zip(samples, snaps, strict=False):
+        rec = json.loads(f.read_text())
+        mi = rec["malloc"]
+        s["malloc_used_kib"] = (mi["uordblks"] + mi["hblkhd"]) >> 10
+        s["malloc_free_kib"] = mi["fordblks"] >> 10
+        s["malloc_mmap_kib"] = mi["hblkhd"] >> 10
+        s["sqlite_kib"] = rec["sqlite_used"] >> 10
+        if "traced" in rec:
+            s["traced_kib"] = rec["traced"] >> 10
+    done = [s for s in samples if "traced_kib" in s]
+    if len(done) < 2:
+        return {}
+    i0 = next((i for i, s in enumerate(done) if s["hands"] >= first_mark), 0)
+    i1 = len(done) - 1
+    a = tracemalloc.Snapshot.load(str(where / f"snap-{i0:04d}.pickle"))
+    b = tracemalloc.Snapshot.load(str(where / f"snap-{i1:04d}.pickle"))
+    noise = (
+        tracemalloc.Filter(False, tracemalloc.__file__),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap_external>"),
+    )
+    a, b = a.filter_traces(noise), b.filter_traces(noise)
+    by_line = b.compare_to(a, "lineno")
+    by_tb = b.compare_to(a, "traceback")
+    return {
+        "from_hands": done[i0]["hands"],
+        "to_hands": done[i1]["hands"],
+        "growth_kib": (done[i1]["traced_kib"] - done[i0]["traced_kib"]),
+        "top_lines": [
+            f"{d.size_diff / 1024:+8.1f} KiB {d.count_diff:+6d} blocks  {d.traceback[0]}"
+            for d in by_line[:20]
+        ],
+        "top_tracebacks": [
+            f"{d.size_diff / 1024:+8.1f} KiB {d.count_diff:+6d} blocks\n      "
+            + "\n      ".join(str(fr) for fr in d.traceback)
+            for d in by_tb[:5]
+        ],
+    }
 
 
 if __name__ == "__main__":
     import pprint
 
+    p = argparse.ArgumentParser(prog="python -m bench.memory")
+    p.add_argument("seconds", nargs="?", type=float, default=60.0)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--hands", type=int, default=100_000)
+    p.add_argument("--variant", choices=("tracemalloc", "heap-stats", "none"))
+    a = p.parse_args()
     r = run(
-        size="quick" if "--quick" in sys.argv else "full",
-        seconds=float(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--quick" else 60.0,
+        size="quick" if a.quick else "full",
+        hands=a.hands,
+        seconds=a.seconds,
+        variant=a.variant,
     )
-    r.pop("samples")
+    heap = r.pop("heap", None)
+    for s in r.pop("samples"):
+        print(" ".join(f"{k}={v}" for k, v in s.items()))
     pprint.pprint(r, width=110)
+    if heap:
+        print(
+            f"traced heap, hands {heap['from_hands']:,} -> {heap['to_hands']:,}: {heap['growth_kib']:+} KiB"
+        )
+        print("\n".join(heap["top_lines"]))
+        print("\n".join(heap["top_tracebacks"]))

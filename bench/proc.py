@@ -166,6 +166,9 @@ class DaemonProcess:
             self.env["BENCH_TIMELINE"] = str(config.parent / "timeline.json")
         if variant == "cpu-profile":
             self.env["BENCH_CPROFILE"] = str(config.parent / "loop.prof")
+        if variant in ("tracemalloc", "heap-stats"):
+            (config.parent / "tracemalloc").mkdir(exist_ok=True)
+            self.env["BENCH_TRACEMALLOC"] = str(config.parent / "tracemalloc")
         if variant is not None:
             self.argv = [sys.executable, "-m", "bench.variant", variant, "--config", str(config)]
         if cpus is not None:
@@ -263,7 +266,8 @@ class DaemonProcess:
         return out
 
     def memory(self) -> dict[str, int]:
-        """VmRSS and VmHWM (peak RSS) in KiB."""
+        """VmRSS and VmHWM (peak RSS) in KiB, and RSS's parts: RssAnon (the heaps),
+        RssFile (mapped files: code, libraries), RssShmem (shared memory: SQLite's -shm)."""
         return memory(self.pid)
 
     def stop(self, timeout: float = 30.0) -> int:
@@ -323,7 +327,7 @@ def memory(pid: int) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         k, _, v = line.partition(":")
-        if k in ("VmRSS", "VmHWM"):
+        if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
             out[k] = int(v.split()[0])
     return out
 

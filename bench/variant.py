@@ -15,6 +15,13 @@ threads ``SCHED_BATCH`` itself: ``docs/decisions.md``.)
 * ``cpu-profile``: no change in behaviour; cProfile on the event loop's thread, timed
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
+* ``heap-stats``: no change in behaviour; every ``SIGUSR1`` writes the process's heaps
+  (glibc's ``mallinfo2`` over all arenas, SQLite's ``sqlite3_memory_used``, the RSS
+  parts) to ``snap-NNNN.json`` in the directory named by ``$BENCH_TRACEMALLOC``: the
+  soak (``bench.memory --variant heap-stats``) sends one with each RSS sample;
+* ``tracemalloc``: ``heap-stats``, and ``tracemalloc`` traces the Python heap (8 frames a
+  block) from start-up: each ``SIGUSR1`` also dumps a snapshot (``snap-NNNN.pickle``),
+  which the soak diffs at the end;
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -88,9 +95,71 @@ def _cpu_profile() -> None:
     atexit.register(dump)
 
 
+#: glibc's ``struct mallinfo2``, all ``size_t``
+_MALLINFO2 = (
+    "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+    "fordblks", "keepcost",
+)  # fmt: skip
+
+
+def _heap_stats(trace: bool) -> None:
+    """On every SIGUSR1, the process's heaps into ``$BENCH_TRACEMALLOC``/``snap-NNNN.json``:
+    glibc's ``mallinfo2`` (all arenas: bytes in use, free, mmapped), SQLite's own
+    ``sqlite3_memory_used``, ``/proc/self/status``'s RSS parts, and with ``trace`` the
+    tracemalloc total and a snapshot (``snap-NNNN.pickle``)."""
+    import _sqlite3
+    import ctypes
+    import json
+    import os
+    import signal
+    import tracemalloc
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = tuple((k, ctypes.c_size_t) for k in _MALLINFO2)
+
+    if trace:
+        tracemalloc.start(8)
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    sqlite = ctypes.CDLL(_sqlite3.__file__)  # its symbols resolve in libsqlite3 it links
+    sqlite.sqlite3_memory_used.restype = ctypes.c_int64
+    sqlite.sqlite3_memory_highwater.restype = ctypes.c_int64
+    where = os.environ.get("BENCH_TRACEMALLOC")
+    n = [0]
+
+    def dump(*_: Any) -> None:
+        if not where:
+            return
+        base = os.path.join(where, f"snap-{n[0]:04d}")
+        rec: dict[str, Any] = {}
+        if trace:
+            snap = tracemalloc.take_snapshot()
+            rec["traced"], rec["peak"] = tracemalloc.get_traced_memory()
+            rec["overhead"] = tracemalloc.get_tracemalloc_memory()
+            snap.dump(base + ".pickle")
+            del snap
+        mi = libc.mallinfo2()
+        rec["malloc"] = {k: getattr(mi, k) for k in _MALLINFO2}
+        rec["sqlite_used"] = sqlite.sqlite3_memory_used()
+        rec["sqlite_highwater"] = sqlite.sqlite3_memory_highwater(0)
+        with open("/proc/self/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("VmRSS", "RssAnon", "RssFile", "RssShmem", "Threads"):
+                    rec[k] = int(v.split()[0])
+        with open(base + ".json", "w") as f:
+            json.dump(rec, f)
+        n[0] += 1
+
+    # a plain handler (not the loop's): it runs on the main thread between bytecodes
+    signal.signal(signal.SIGUSR1, dump)
+
+
 VARIANTS: dict[str, Callable[[], None]] = {
     "timeline": _timeline,
     "cpu-profile": _cpu_profile,
+    "tracemalloc": lambda: _heap_stats(True),
+    "heap-stats": lambda: _heap_stats(False),
     "none": lambda: None,
 }
 

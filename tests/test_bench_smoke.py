@@ -83,6 +83,9 @@ def test_every_benchmark_runs_to_the_end(tmp_path: Path) -> None:
 
 
 def _variant_run(variant: str, where: Path) -> tuple[int, Path]:
+    import os
+    import signal
+
     from bench import proc
     from bench.session import shoe_session
 
@@ -91,6 +94,8 @@ def _variant_run(variant: str, where: Path) -> tuple[int, Path]:
     d = proc.DaemonProcess(cfg, log=where / "daemon.log", variant=variant)
     try:
         d.start()
+        if variant in ("heap-stats", "tracemalloc"):  # one record, as the soak asks
+            os.kill(d.pid, signal.SIGUSR1)
         return d.stop(), cfg.parent
     finally:
         d.close()
@@ -103,6 +108,8 @@ SMOKED = (
     "none",
     "timeline",
     "cpu-profile",
+    "heap-stats",
+    "tracemalloc",
 )
 
 
@@ -130,6 +137,11 @@ def test_every_experiment_variant_starts_commits_and_stops(tmp_path: Path, varia
         assert rec["append"] and rec["publish"]  # daemon.started went through both
     else:
         assert not timeline.exists()
+    if variant in ("heap-stats", "tracemalloc"):  # the record SIGUSR1 asked for, before the stop
+        rec = json.loads((where / "tracemalloc" / "snap-0000.json").read_text())
+        assert rec["malloc"]["uordblks"] > 0 and rec["sqlite_used"] > 0 and rec["RssAnon"] > 0
+        assert ("traced" in rec) == (variant == "tracemalloc")
+        assert (where / "tracemalloc" / "snap-0000.pickle").exists() == (variant == "tracemalloc")
 
 
 def test_the_variant_list_is_what_the_smoke_runs() -> None:
