@@ -219,7 +219,7 @@ def _parts(m: dict[str, int]) -> dict[str, int]:
 def _heap_growth(where: Any, samples: list[dict[str, Any]], first_mark: int) -> dict[str, Any]:
     """The daemon's heap records (one per sample, in order: :mod:`bench.variant`'s
     ``heap-stats``) added to the samples in KiB: malloc's bytes in use, free and mmapped,
-    SQLite's own, and the tracemalloc total; with snapshots, what grew between the sample
+    pymalloc's arenas (1 MiB each) and the bytes in their blocks, SQLite's own, and the tracemalloc total; with snapshots, what grew between the sample
     at the first mark and the last."""
     import json
     import tracemalloc
@@ -232,15 +232,47 @@ def _heap_growth(where: Any, samples: list[dict[str, Any]], first_mark: int) -> 
         s["malloc_free_kib"] = mi["fordblks"] >> 10
         s["malloc_mmap_kib"] = mi["hblkhd"] >> 10
         s["sqlite_kib"] = rec["sqlite_used"] >> 10
+        pm = rec["pymalloc"]
+        s["blocks"] = rec["blocks"]
+        if "gc" in rec:  # full collections so far, and the objects they freed
+            s["gc2"] = rec["gc"][2]["collections"]
+            s["gc2_freed"] = rec["gc"][2]["collected"]
+        if pm:  # none under tracemalloc, whose hooks wrap pymalloc
+            s["pymalloc_arenas"] = pm["arenas_allocated_current"]
+            s["pymalloc_used_kib"] = pm["bytes_in_allocated_blocks"] >> 10
         if "traced" in rec:
             s["traced_kib"] = rec["traced"] >> 10
+    out: dict[str, Any] = {}
+    recs = [s for s in samples if "malloc_used_kib" in s]
+    if len(recs) >= 2:  # which mappings' RSS moved from the first mark to the last sample
+        j0 = next((i for i, s in enumerate(recs) if s["hands"] >= first_mark), 0)
+        r0, r1 = (json.loads(snaps[j].read_text()) for j in (j0, len(recs) - 1))
+
+        def at(k: str) -> str:  # a mapping by its start and name (a heap's end moves)
+            return k.split("-", 1)[0] + " " + k.partition(" ")[2]
+
+        m0 = {at(k): v for k, v in r0["smaps"].items()}
+        moved = sorted(
+            ((v[1] - m0.get(at(k), [0, 0])[1], k, v[0]) for k, v in r1["smaps"].items()),
+            key=lambda x: -abs(x[0]),
+        )
+        t0 = r0["gc_types"]
+        grew = sorted(((n - t0.get(t, 0), t, n) for t, n in r1["gc_types"].items()), reverse=True)
+        out["gc_types_grew"] = [f"{d:+7d} {t} (now {n})" for d, t, n in grew[:12] if d]
+        out["smaps_from_hands"], out["smaps_to_hands"] = recs[j0]["hands"], recs[-1]["hands"]
+        out["smaps_moved"] = [
+            f"{d:+6d} KiB RSS  {k} (size {size} KiB)" for d, k, size in moved[:8] if d
+        ]
     done = [s for s in samples if "traced_kib" in s]
     if len(done) < 2:
-        return {}
+        return out
     i0 = next((i for i, s in enumerate(done) if s["hands"] >= first_mark), 0)
     i1 = len(done) - 1
-    a = tracemalloc.Snapshot.load(str(where / f"snap-{i0:04d}.pickle"))
-    b = tracemalloc.Snapshot.load(str(where / f"snap-{i1:04d}.pickle"))
+    # a record's number is its sample's (tracing may start late: ``$BENCH_TRACE_FROM``)
+    a, b = (
+        tracemalloc.Snapshot.load(str(where / f"snap-{samples.index(done[i]):04d}.pickle"))
+        for i in (i0, i1)
+    )
     noise = (
         tracemalloc.Filter(False, tracemalloc.__file__),
         tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
@@ -249,7 +281,7 @@ def _heap_growth(where: Any, samples: list[dict[str, Any]], first_mark: int) -> 
     a, b = a.filter_traces(noise), b.filter_traces(noise)
     by_line = b.compare_to(a, "lineno")
     by_tb = b.compare_to(a, "traceback")
-    return {
+    return out | {
         "from_hands": done[i0]["hands"],
         "to_hands": done[i1]["hands"],
         "growth_kib": (done[i1]["traced_kib"] - done[i0]["traced_kib"]),
@@ -284,7 +316,12 @@ if __name__ == "__main__":
     for s in r.pop("samples"):
         print(" ".join(f"{k}={v}" for k, v in s.items()))
     pprint.pprint(r, width=110)
-    if heap:
+    if heap and "smaps_moved" in heap:
+        print(f"mappings' RSS, hands {heap['smaps_from_hands']:,} -> {heap['smaps_to_hands']:,}:")
+        print("\n".join(heap["smaps_moved"]))
+        print("objects the collector tracks, by type, most grown:")
+        print("\n".join(heap["gc_types_grew"]))
+    if heap and "top_lines" in heap:
         print(
             f"traced heap, hands {heap['from_hands']:,} -> {heap['to_hands']:,}: {heap['growth_kib']:+} KiB"
         )

@@ -16,8 +16,8 @@ threads ``SCHED_BATCH`` itself: ``docs/decisions.md``.)
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
 * ``heap-stats``: no change in behaviour; every ``SIGUSR1`` writes the process's heaps
-  (glibc's ``mallinfo2`` over all arenas, SQLite's ``sqlite3_memory_used``, the RSS
-  parts) to ``snap-NNNN.json`` in the directory named by ``$BENCH_TRACEMALLOC``: the
+  (glibc's ``mallinfo2`` over all arenas, pymalloc's arenas, SQLite's
+  ``sqlite3_memory_used``, the RSS parts) to ``snap-NNNN.json`` in the directory named by ``$BENCH_TRACEMALLOC``: the
   soak (``bench.memory --variant heap-stats``) sends one with each RSS sample;
 * ``tracemalloc``: ``heap-stats``, and ``tracemalloc`` traces the Python heap (8 frames a
   block) from start-up: each ``SIGUSR1`` also dumps a snapshot (``snap-NNNN.pickle``),
@@ -102,22 +102,70 @@ _MALLINFO2 = (
 )  # fmt: skip
 
 
+def _pymalloc(path: str) -> dict[str, int]:
+    """pymalloc's arenas (mmapped apart from malloc's heaps, so in neither ``mallinfo2`` nor
+    tracemalloc's totals): ``sys._debugmallocstats``, which writes to fd 2, read back."""
+    import os
+    import sys
+
+    out: dict[str, int] = {}
+    saved = os.dup(2)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+        sys._debugmallocstats()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# ") and "=" in line:
+                k, _, v = line[2:].partition("=")
+                out["_".join(k.split())] = int(v.strip().replace(",", ""))
+    os.unlink(path)
+    return out
+
+
+def _smaps() -> dict[str, list[int]]:
+    """Each mapping's size and RSS in KiB, by ``start-end name`` (``/proc/self/smaps``)."""
+    out: dict[str, list[int]] = {}
+    key = ""
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(maxsplit=5)
+            if head[0].endswith(":"):
+                if head[0] in ("Size:", "Rss:"):
+                    out[key].append(int(head[1]))
+                continue
+            key = f"{head[0]} {head[5].strip() if len(head) > 5 else ''}".strip()
+            out[key] = []
+    return out
+
+
 def _heap_stats(trace: bool) -> None:
     """On every SIGUSR1, the process's heaps into ``$BENCH_TRACEMALLOC``/``snap-NNNN.json``:
-    glibc's ``mallinfo2`` (all arenas: bytes in use, free, mmapped), SQLite's own
-    ``sqlite3_memory_used``, ``/proc/self/status``'s RSS parts, and with ``trace`` the
+    glibc's ``mallinfo2`` (all arenas: bytes in use, free, mmapped), pymalloc's arenas
+    (:func:`_pymalloc`), SQLite's own ``sqlite3_memory_used``, each mapping's RSS, the count of
+    pymalloc's blocks and of the objects the collector tracks, by type, ``/proc/self/status``'s RSS parts, and with ``trace`` the
     tracemalloc total and a snapshot (``snap-NNNN.pickle``)."""
     import _sqlite3
+    import collections
     import ctypes
+    import gc
     import json
     import os
     import signal
+    import sys
     import tracemalloc
 
     class MallInfo2(ctypes.Structure):
         _fields_ = tuple((k, ctypes.c_size_t) for k in _MALLINFO2)
 
-    if trace:
+    # ``$BENCH_TRACE_FROM``: tracing starts at that record, not at start-up, so the
+    # snapshots hold only what was allocated since (and the daemon runs at full speed before)
+    trace_from = int(os.environ.get("BENCH_TRACE_FROM", "0")) if trace else -1
+    if trace_from == 0:
         tracemalloc.start(8)
     libc = ctypes.CDLL(None)
     libc.mallinfo2.restype = MallInfo2
@@ -132,7 +180,9 @@ def _heap_stats(trace: bool) -> None:
             return
         base = os.path.join(where, f"snap-{n[0]:04d}")
         rec: dict[str, Any] = {}
-        if trace:
+        if n[0] == trace_from and not tracemalloc.is_tracing():
+            tracemalloc.start(8)
+        if tracemalloc.is_tracing():
             snap = tracemalloc.take_snapshot()
             rec["traced"], rec["peak"] = tracemalloc.get_traced_memory()
             rec["overhead"] = tracemalloc.get_tracemalloc_memory()
@@ -142,6 +192,11 @@ def _heap_stats(trace: bool) -> None:
         rec["malloc"] = {k: getattr(mi, k) for k in _MALLINFO2}
         rec["sqlite_used"] = sqlite.sqlite3_memory_used()
         rec["sqlite_highwater"] = sqlite.sqlite3_memory_highwater(0)
+        rec["pymalloc"] = _pymalloc(base + ".pymalloc")
+        rec["smaps"] = _smaps()
+        rec["blocks"] = sys.getallocatedblocks()
+        rec["gc"] = gc.get_stats()  # per generation: collections, collected, uncollectable
+        rec["gc_types"] = dict(collections.Counter(type(o).__qualname__ for o in gc.get_objects()))
         with open("/proc/self/status") as f:
             for line in f:
                 k, _, v = line.partition(":")
