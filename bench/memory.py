@@ -218,9 +218,11 @@ def _parts(m: dict[str, int]) -> dict[str, int]:
 
 def _heap_growth(where: Any, samples: list[dict[str, Any]], first_mark: int) -> dict[str, Any]:
     """The daemon's heap records (one per sample, in order: :mod:`bench.variant`'s
-    ``heap-stats``) added to the samples in KiB: malloc's bytes in use, free and mmapped,
-    pymalloc's arenas (1 MiB each) and the bytes in their blocks, SQLite's own, and the tracemalloc total; with snapshots, what grew between the sample
-    at the first mark and the last."""
+    ``heap-stats``) added to the samples, in KiB: malloc's bytes in use, free and mmapped,
+    pymalloc's arenas (1 MiB each) and the bytes in their blocks, pymalloc's block count,
+    full collections, SQLite's own, the tracemalloc total. From the sample at the first
+    mark to the last: the mappings whose RSS moved, the object types that grew, and with
+    snapshots what grew, by line and by traceback."""
     import json
     import tracemalloc
 

@@ -2,7 +2,8 @@
 
     python -m bench.variant NAME --config table.toml
 
-Used only by :mod:`bench.experiments`, never by ``make bench``. Each variant
+Used only by :mod:`bench.experiments` and ``python -m bench.memory --variant``, never
+by ``make bench``. Each variant
 patches the running daemon's code from outside (the daemon's files are not
 touched) the way the proposed change would behave. (``inline-commit`` and
 ``no-decide-ahead`` were variants until the commit moved to the loop's thread and
@@ -16,12 +17,13 @@ threads ``SCHED_BATCH`` itself: ``docs/decisions.md``.)
   by that thread's CPU clock (``time.thread_time``), so waits cost nothing; the
   stats go at exit to the file named by ``$BENCH_CPROFILE``;
 * ``heap-stats``: no change in behaviour; every ``SIGUSR1`` writes the process's heaps
-  (glibc's ``mallinfo2`` over all arenas, pymalloc's arenas, SQLite's
-  ``sqlite3_memory_used``, the RSS parts) to ``snap-NNNN.json`` in the directory named by ``$BENCH_TRACEMALLOC``: the
-  soak (``bench.memory --variant heap-stats``) sends one with each RSS sample;
+  (glibc's ``mallinfo2`` over all arenas, pymalloc's, SQLite's ``sqlite3_memory_used``,
+  each mapping's RSS, the collector's objects by type) to ``snap-NNNN.json`` in the
+  directory named by ``$BENCH_TRACEMALLOC``: the soak (``bench.memory --variant
+  heap-stats``) sends one with each RSS sample;
 * ``tracemalloc``: ``heap-stats``, and ``tracemalloc`` traces the Python heap (8 frames a
-  block) from start-up: each ``SIGUSR1`` also dumps a snapshot (``snap-NNNN.pickle``),
-  which the soak diffs at the end;
+  block) from start-up, or from record ``$BENCH_TRACE_FROM``: each ``SIGUSR1`` also
+  dumps a snapshot (``snap-NNNN.pickle``), which the soak diffs at the end;
 * ``none``: no change (the same launcher, as a control).
 """
 
@@ -146,9 +148,10 @@ def _smaps() -> dict[str, list[int]]:
 def _heap_stats(trace: bool) -> None:
     """On every SIGUSR1, the process's heaps into ``$BENCH_TRACEMALLOC``/``snap-NNNN.json``:
     glibc's ``mallinfo2`` (all arenas: bytes in use, free, mmapped), pymalloc's arenas
-    (:func:`_pymalloc`), SQLite's own ``sqlite3_memory_used``, each mapping's RSS, the count of
-    pymalloc's blocks and of the objects the collector tracks, by type, ``/proc/self/status``'s RSS parts, and with ``trace`` the
-    tracemalloc total and a snapshot (``snap-NNNN.pickle``)."""
+    (:func:`_pymalloc`), SQLite's own ``sqlite3_memory_used``, each mapping's RSS, the
+    count of pymalloc's blocks, full collections so far, the objects the collector tracks
+    by type, ``/proc/self/status``'s RSS parts; with ``trace``, the tracemalloc total and
+    a snapshot (``snap-NNNN.pickle``)."""
     import _sqlite3
     import collections
     import ctypes
@@ -196,7 +199,8 @@ def _heap_stats(trace: bool) -> None:
         rec["smaps"] = _smaps()
         rec["blocks"] = sys.getallocatedblocks()
         rec["gc"] = gc.get_stats()  # per generation: collections, collected, uncollectable
-        rec["gc_types"] = dict(collections.Counter(type(o).__qualname__ for o in gc.get_objects()))
+        kinds = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
+        rec["gc_types"] = dict(kinds)
         with open("/proc/self/status") as f:
             for line in f:
                 k, _, v = line.partition(":")
