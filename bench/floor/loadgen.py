@@ -53,6 +53,11 @@ class FakeTable:
         self.pub.bind("tcp://127.0.0.1:*")
         self.rep = ctx.socket(zmq.ROUTER)
         self.rep.setsockopt(zmq.LINGER, 0)
+        # A ROUTER drops what a peer's full queue cannot take, silently: a bridge slowed by
+        # load then got a replay answer with a hole in it (seq 1329 after 1151) and, rightly,
+        # a broken chain: the catch-up never ended. tabled's own replay server waits instead
+        # (ROUTER_MANDATORY, daemon/replay_server.py); this fake queues the whole answer.
+        self.rep.setsockopt(zmq.SNDHWM, 0)
         self.rep.bind("tcp://127.0.0.1:*")
         self.endpoints = (
             self.pub.getsockopt_string(zmq.LAST_ENDPOINT),

@@ -185,17 +185,29 @@ class TableFollower:
             if end.get("journal_id") and end["journal_id"] != self.journal_id:
                 return  # replaced meanwhile: the next heartbeat starts over
             for raw in frames:
-                got = self._accept(raw)
+                got = self._accept(raw, replayed=True)
                 if got is not None:
                     yield got
             if not frames:
                 return  # the table has less than its heartbeat said (cannot be): ask again later
 
-    def _accept(self, raw: bytes) -> Received | None:
-        """Check and hand on the next event; ``None`` for one already held."""
+    def _accept(self, raw: bytes, *, replayed: bool = False) -> Received | None:
+        """Check and hand on the next event; ``None`` for one already held.
+
+        A replay answer that skips a seq did not send what was asked (a server that dropped
+        frames): that replay failed and is asked again, the events it did send are checked
+        as they come. A live event never gets here past a gap (``received`` repairs it
+        first); the chain check itself refuses any other break, for good.
+        """
         fields = json.loads(raw)
         if fields["seq"] <= self.last_seq:
             return None
+        if replayed and fields["seq"] > self.last_seq + 1:
+            self.replay_errors += 1
+            raise ReplayFailed(
+                f"{self.table}: the replay answer skips from seq {self.last_seq} to "
+                f"{fields['seq']}: asked again"
+            )
         f = self.chain.check(raw, journal_id=self.journal_id)
         return Received(
             self.table, self.journal_id, f["seq"], f["type"], f["hash"], f["prev"], f["time"], raw
