@@ -48,18 +48,44 @@ def goals(r: dict[str, Any]) -> list[dict[str, Any]]:
     def ratio(a: float, b: float) -> float | None:
         return round(a / b, 2) if b else None
 
+    c = r.get("cost") or {}
+    # The table's goals are read against the durable relay (bench/relay.py JOURNAL: each
+    # reading committed in SQLite, then published), the least a design that commits each
+    # reading before publishing it can do (docs/performance.md, Goals). The plain relay's
+    # ratios stay beside them as context, judged by nothing.
+    for mode, cpu_limit in (("paced", 1.2), ("full", 1.5)):
+        d = c.get(f"durable_relay_{mode}")
+        if not d:
+            continue
+        t = d["tabled_same_run"]
+        v = ratio(t["ms"]["p99"], d["ms"]["p99"])
+        add(
+            f"wire -> subscriber p99 against the durable relay, shoe {mode}",
+            v,
+            "<= 1.1x",
+            None if v is None else v <= 1.1,
+            "x",
+        )
+        v = ratio(t["cpu_us_per_event"], d["cpu_us_per_frame"])
+        add(
+            f"CPU per committed event against the durable relay, shoe {mode}",
+            v,
+            f"<= {cpu_limit}x",
+            None if v is None else v <= cpu_limit,
+            "x",
+        )
     lat = r.get("latency") or {}
     for dev in ("shoe", "wheel"):
-        d = lat.get(dev)
-        for mode, limit in (("paced", 2.5), ("full", 3.0)):
-            x = d.get(mode) if isinstance(d, dict) else None
+        dl = lat.get(dev)
+        for mode in ("paced", "full"):
+            x = dl.get(mode) if isinstance(dl, dict) else None
             if x:
                 v = ratio(x["tabled_ms"]["p99"], x["floor_ms"]["p99"])
                 add(
-                    f"wire -> subscriber p99 against the relay, {dev} {mode}",
+                    f"context: wire -> subscriber p99 against the plain relay, {dev} {mode}",
                     v,
-                    f"<= {limit}x",
-                    None if v is None else v <= limit,
+                    "the plain relay commits nothing",
+                    None,
                     "x",
                 )
     tp = r.get("throughput") or {}
@@ -79,20 +105,15 @@ def goals(r: dict[str, Any]) -> list[dict[str, Any]]:
     if "pipeline_group_commit" in tp:
         v = tp["pipeline_group_commit"]["events_per_s"]
         add("pipeline, group commit", v, ">= 50,000", v >= 50_000, "events/s")
-    c = r.get("cost") or {}
     for dev in ("shoe", "wheel"):
-        for mode, limit in (("full", 100), ("paced", 200)):
+        for mode in ("full", "paced"):
             x = c.get(f"{dev}_{mode}")
             if x:
-                v = x["cpu_us_per_event"]
-                floor = (c.get(f"durable_relay_{mode}") or {}).get("cpu_us_per_frame")
-                # the least any durable commit-then-publish costs here (bench/cost.py)
-                beside = f"; durable relay {floor} us/frame" if floor else ""
                 add(
-                    f"CPU per committed event, {dev} {mode}",
-                    v,
-                    f"<= {limit}{beside}",
-                    v <= limit,
+                    f"context: CPU per committed event, {dev} {mode}",
+                    x["cpu_us_per_event"],
+                    "round 4's absolute goals: <= 100 full, <= 200 paced",
+                    None,
                     "us",
                 )
     st = r.get("startup") or {}
@@ -325,8 +346,12 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
     lines.append("")
     lines.append("goals (not asserts):")
     for x in g:
-        mark = {True: "met   ", False: "MISSED", None: "  ?   "}[x["met"]]
         val = "?" if x["value"] is None else f"{x['value']:,}"
+        if x["goal"].startswith("context: "):
+            what = x["goal"].removeprefix("context: ")
+            lines.append(f"  [context] {what}: {val} {x['unit']} ({x['target']})")
+            continue
+        mark = {True: "met    ", False: "MISSED ", None: "  ?    "}[x["met"]]
         lines.append(f"  [{mark}] {x['goal']}: {val} {x['unit']} (goal {x['target']})")
     return "\n".join(lines)
 
