@@ -299,6 +299,8 @@ class Pipeline:
         # (the control socket is up): it waits, so that input is decided from this state.
         gate = self._starting = asyncio.get_running_loop().create_future()
         try:
+            # The id in the chain: an edited ``meta`` journal_id is found by the walk.
+            info = {**info, "journal_id": self.journal.journal_id}
             d = self.table.started(self.state, info, crashed=self.crashed)
             return await self._commit([(d, None)], [d.drafts])
         finally:

@@ -53,10 +53,23 @@ def snapshot_problem(
 def verify_snapshots(db: sqlite3.Connection) -> tuple[int, int, Problem | None]:
     """Every stored snapshot against the chain: (proven, unsealed, first problem)."""
     proven = unsealed = 0
+    # Unsealed snapshots come only from before the first sealed one (an older daemon's):
+    # after it, a row pointing at another event was moved there (issue 28, 4).
+    first_sealed = db.execute(
+        "SELECT MIN(seq) FROM events WHERE type = ?", (SNAPSHOT_EVENT,)
+    ).fetchone()[0]
     for seq, h, ver, state in db.execute(
         "SELECT seq, hash, version, state FROM snapshots ORDER BY seq"
     ).fetchall():
         what = snapshot_problem(db, seq, h, ver, state)
+        if what == UNSEALED and first_sealed is not None and seq > first_sealed:
+            return (
+                proven,
+                unsealed,
+                Problem(
+                    seq, f"snapshot points at an event that is not a {SNAPSHOT_EVENT} (row moved)"
+                ),
+            )
         if what == UNSEALED:
             unsealed += 1
         elif what is not None:
@@ -121,7 +134,8 @@ def _verify(
 ) -> tuple[int, Problem | None]:
     expected = start
     checked = 0
-    for seq, body, row_hash in _rows(db, start):
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('table', 'journal_id')"))
+    for seq, type_, body, row_hash in _rows(db, start):
         if progress is not None and not checked % 100_000:
             progress(checked)
         if seq != expected:
@@ -129,10 +143,8 @@ def _verify(
         if not isinstance(body, bytes):  # a row rewritten by hand may come back as TEXT
             body = str(body).encode()
         fields, what = check(body, prev)
-        if what is None and fields.get("seq") != seq:
-            what = f"row holds the event of seq {fields.get('seq')}"
-        if what is None and row_hash != fields["hash"]:
-            what = "row hash column does not match the event"
+        if what is None:
+            what = _columns(seq, type_, row_hash, fields, meta)
         if what is not None:
             return checked, Problem(seq, what)
         prev = row_hash
@@ -153,8 +165,41 @@ def _verify(
     return checked, None
 
 
-def _rows(db: sqlite3.Connection, start: int) -> Iterator[tuple[int, bytes, str]]:
-    cur = db.execute("SELECT seq, body, hash FROM events WHERE seq >= ? ORDER BY seq", (start,))
+def _columns(
+    seq: int, type_: object, row_hash: object, fields: dict[str, Any], meta: dict[str, str]
+) -> str | None:
+    """What a row's own columns, or ``meta``, say that its hashed bytes do not (issue 28, 4).
+
+    Readers take the seq, the type (``tablectl recall`` selects by it) and the hash from
+    the columns, and the journal's table and id from ``meta``: each must be what the
+    chain proves. The id is in the chain from every ``daemon.started`` that carries it.
+    """
+    if fields.get("seq") != seq:
+        return f"row holds the event of seq {fields.get('seq')}"
+    if row_hash != fields["hash"]:
+        return "row hash column does not match the event"
+    if type_ != fields.get("type"):
+        return f"row type column says {str(type_)[:40]!r}, the event is {fields.get('type')!r}"
+    if fields.get("table") != meta.get("table"):
+        return (
+            f"belongs to table {fields.get('table')!r}, the journal's meta says "
+            f"{meta.get('table')!r}"
+        )
+    if fields.get("type") == "daemon.started":
+        data = fields.get("data")
+        jid = data.get("journal_id") if isinstance(data, dict) else None
+        if jid is not None and jid != meta.get("journal_id"):
+            return (
+                f"daemon.started was written in journal {str(jid)[:40]!r}, the journal's meta "
+                f"says {str(meta.get('journal_id'))[:40]!r} (meta was edited or the file relabelled)"
+            )
+    return None
+
+
+def _rows(db: sqlite3.Connection, start: int) -> Iterator[tuple[int, str, bytes, str]]:
+    cur = db.execute(
+        "SELECT seq, type, body, hash FROM events WHERE seq >= ? ORDER BY seq", (start,)
+    )
     while rows := cur.fetchmany(2000):
         yield from rows
 
