@@ -16,13 +16,12 @@ A file that is not a journal this daemon wrote (empty, cut short, random
 bytes, another SQLite database, garbage in ``meta``) is refused with one line
 naming it, never replaced; a new journal is built beside its final name and
 renamed into place, so a crash while creating one leaves no half-made file.
-One daemon per journal: an exclusive ``fcntl`` lock on ``<journal>.lock``.
+One daemon per journal: an exclusive ``fcntl`` lock on ``<journal>.lock`` (the path) and a
+``flock`` on the journal file itself (the inode: a hard link is the same file).
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import sqlite3
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 from daemon import faults, proofs
 from daemon import seal as seals
 from daemon.events import GENESIS, SECRET, Event, canonical, draft, seal
+from daemon.journal import locks
 from daemon.journal.format import (
     KEEP_SNAPSHOTS,
     SCHEMA,
@@ -62,6 +62,7 @@ class Journal:
         self.path = str(path)
         self.table = table
         self._lock_fd: int | None = None
+        self._file_lock: tuple[int, int] | None = None
         #: called after each commit try with (seconds, committed): the metrics
         self.commit_observers: list[Callable[[float, bool], None]] = []
         #: the seal found when the journal was opened, if the file was exactly the sealed one
@@ -87,6 +88,8 @@ class Journal:
                 seals.remove(p)  # from here on this process may write: the old seal is void
                 if not p.exists():
                     self._create(p)
+                if lock and not p.is_dir():
+                    self._lock_file(p)
                 self.db, self.journal_id = self._open(p)
             except BaseException:
                 self._unlock()
@@ -122,30 +125,15 @@ class Journal:
     # -- opening ---------------------------------------------------------------
 
     def _lock(self, p: Path) -> None:
-        lp = Path(f"{p}.lock")
-        try:
-            fd = os.open(lp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as e:
-            raise JournalError(
-                f"journal {p}: cannot create its lock file {lp}: {e.strerror}"
-            ) from None
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EACCES, errno.EAGAIN):
-                os.close(fd)
-                raise JournalError(f"journal {p}: cannot lock {lp}: {e.strerror}") from None
-            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise JournalError(
-                f"journal {p} is in use by another tabled (pid {other}, lock {lp}): one daemon "
-                "per journal; stop the other one, or give this table its own [table] state_dir"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._lock_fd = fd
+        self._lock_fd = locks.lock_path(p)
+
+    def _lock_file(self, p: Path) -> None:
+        self._file_lock = locks.lock_file(p)
 
     def _unlock(self) -> None:
+        if self._file_lock is not None:
+            locks.unlock_file(self._file_lock)  # after the connection: SQLite's is closed
+            self._file_lock = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor releases the fcntl lock
             self._lock_fd = None
