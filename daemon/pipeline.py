@@ -219,6 +219,10 @@ class Pipeline:
             self.stats.recovered_events = n
             self._check_secrets(start)
             last = j.db.execute("SELECT body FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            # After the walk (a damaged file is named as damaged first): a whole chain that
+            # is behind its head mark was restored from an older copy (issue 28, item 6).
+            for note in j.check_marks():
+                log.warning("head mark", note=note)
         except sqlite3.DatabaseError as e:
             raise JournalError(damaged(j.path, f"cannot be read ({e})")) from None
         # From the chain, not from the snapshot: a snapshot cannot make a crash look clean.

@@ -33,7 +33,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
         print(f"no journal at {path}", file=sys.stderr)
         return EXIT_USAGE
     game, check = _secret_check(a)
-    r = verify_file(path, proof_check=_proof_check(a), secrets=check)
+    r = verify_file(path, proof_check=_proof_check(a), secrets=check, marks=_marks(a))
     if r.failure is not None:
         print(f"FAILED: {r.failure}")
         return EXIT_ATTENTION
@@ -56,6 +56,16 @@ def cmd_verify(a: argparse.Namespace) -> int:
         f"head seq {r.head_seq} hash {r.head_hash[:16]}…"
     )
     return EXIT_OK
+
+
+def _marks(a: argparse.Namespace) -> list[Path] | None:
+    """The head marks the start holds the journal against (the config's); None for a journal
+    given by path (the mark beside it)."""
+    if getattr(a, "journal", None):
+        return None
+    from daemon.config import head_marks
+
+    return head_marks(settings(a))
 
 
 def _proof_check(a: argparse.Namespace) -> Any:

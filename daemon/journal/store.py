@@ -32,7 +32,7 @@ from pathlib import Path
 from daemon import faults, proofs
 from daemon import seal as seals
 from daemon.events import GENESIS, SECRET, Event, canonical, draft, seal
-from daemon.journal import locks
+from daemon.journal import headmark, locks
 from daemon.journal.format import (
     KEEP_SNAPSHOTS,
     SCHEMA,
@@ -58,9 +58,20 @@ _WRITE_HEAD = (
 class Journal:
     """Append-only writer and reader of one table's events."""
 
-    def __init__(self, path: str | Path, table: str, *, lock: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        table: str,
+        *,
+        lock: bool = True,
+        head_marks: Sequence[str | Path] = (),
+    ) -> None:
         self.path = str(path)
         self.table = table
+        #: the head marked outside the file (beside it, and ``head_marks``; ``headmark.py``),
+        #: written from :meth:`check_marks` on
+        self._mark_paths = headmark.paths(self.path, head_marks) if lock else []
+        self.marks: headmark.Marks | None = None
         self._lock_fd: int | None = None
         self._file_lock: tuple[int, int] | None = None
         #: called after each commit try with (seconds, committed): the metrics
@@ -82,14 +93,14 @@ class Journal:
             except OSError as e:
                 raise JournalError(f"journal {p}: cannot create {p.parent}: {e}") from None
             if lock:
-                self._lock(p)
+                self._lock_fd = locks.lock_path(p)
             try:
                 self.sealed = seals.matches(p)
                 seals.remove(p)  # from here on this process may write: the old seal is void
                 if not p.exists():
                     self._create(p)
                 if lock and not p.is_dir():
-                    self._lock_file(p)
+                    self._file_lock = locks.lock_file(p)  # the inode: a hard link too
                 self.db, self.journal_id = self._open(p)
             except BaseException:
                 self._unlock()
@@ -105,11 +116,8 @@ class Journal:
         #: (seq, hash) of the last committed event, replaced whole by each commit: another
         #: thread (the heartbeat, status) reads a seq with its own hash, never the one before
         self.head: tuple[int, str] = (row[0], row[1]) if row else (0, GENESIS)
-        if self.sealed is not None and (
-            self.sealed.get("seq"),
-            self.sealed.get("hash"),
-            self.sealed.get("journal_id"),
-        ) != (*self.head, self.journal_id):
+        sealed = self.sealed or {}
+        if [sealed.get(k) for k in ("seq", "hash", "journal_id")] != [*self.head, self.journal_id]:
             self.sealed = None
 
     @property
@@ -123,12 +131,6 @@ class Journal:
         return self.head[1]
 
     # -- opening ---------------------------------------------------------------
-
-    def _lock(self, p: Path) -> None:
-        self._lock_fd = locks.lock_path(p)
-
-    def _lock_file(self, p: Path) -> None:
-        self._file_lock = locks.lock_file(p)
 
     def _unlock(self) -> None:
         if self._file_lock is not None:
@@ -213,6 +215,16 @@ class Journal:
         except sqlite3.DatabaseError as e:
             raise JournalError(damaged(p, f"cannot be opened for writing ({e})")) from None
         return db, str(meta["journal_id"])
+
+    def check_marks(self) -> list[str]:
+        """Refuse a journal that went backwards (a restored older copy: behind a head mark of
+        its id); from here on each commit writes the marks. Notes on unreadable marks."""
+        if not self._mark_paths or self.marks is not None:
+            return []
+        self.marks, notes = headmark.start(
+            self.path, self._mark_paths, self.journal_id, self.head, self.db
+        )
+        return notes
 
     # -- writing ---------------------------------------------------------------
 
@@ -310,6 +322,8 @@ class Journal:
             raise
         self._observe(time.perf_counter() - started, True)
         self.head = (seq, prev)  # one store: seq and hash change together
+        if self.marks is not None:  # before the publish: what is published is at or before it
+            self.marks.write(self.journal_id, seq, prev)
         return events, raws
 
     def _observe(self, seconds: float, ok: bool) -> None:
@@ -326,6 +340,9 @@ class Journal:
         written by nothing but this process since (the daemon's clean stop).
         """
         self.db.close()
+        if self.marks is not None:
+            self.marks.close(sync=True)
+            self.marks = None
         if seal and self.path != ":memory:":
             try:
                 seals.write(self.path, self.journal_id, *self.head)

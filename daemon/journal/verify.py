@@ -7,13 +7,14 @@ names the first seq where the file stops being what the chain proves.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from daemon import proofs
 from daemon.events import GENESIS, check, decode
+from daemon.journal import headmark
 from daemon.journal.format import (
     SNAPSHOT_EVENT,
     Problem,
@@ -209,16 +210,23 @@ def verify_file(
     progress: Callable[[int], None] | None = None,
     proof_check: proofs.Check | None = None,
     secrets: SecretCheck | None = None,
+    marks: Sequence[Path] | None = None,
 ) -> VerifyResult:
     """The whole journal file: opened read-only, its meta, chain, snapshots, stored
     proofs and secret rows checked (the proofs' signatures too, given the table's key as
     ``proof_check``).
 
     ``secrets`` is the game's check of its secret rows (None: they are counted,
-    and only checked to sit beside an event). Never raises for a damaged file:
-    what is wrong is the result.
+    and only checked to sit beside an event). ``marks``: the head marks to hold the
+    journal against, as the start does (None: the one beside it). Never raises for a
+    damaged file: what is wrong is the result.
     """
     p = Path(path)
+    # Read before the journal: a running daemon writes a mark after its commit, so the
+    # journal read next is at or past it.
+    marked = [
+        (m, headmark.read(m)) for m in (headmark.paths(str(p), []) if marks is None else marks)
+    ]
     if not p.exists():
         return VerifyResult(str(p), 0, f"journal {p} does not exist")
     if p.is_dir():
@@ -229,6 +237,11 @@ def verify_file(
         db = connect(p, readonly=True)
     except sqlite3.Error as e:
         return VerifyResult(str(p), 0, f"journal {p} cannot be opened: {e}")
+
+    def hash_at(seq: int) -> str | None:
+        row = db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     try:
         try:
             tables = {
@@ -241,7 +254,8 @@ def verify_file(
                 str(p), 0, damaged(p, "is a SQLite database but not a tabled journal")
             )
         try:
-            what = meta_problem(dict(db.execute("SELECT key, value FROM meta").fetchall()))
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            what = meta_problem(meta)
             if what is not None:
                 return VerifyResult(str(p), 0, damaged(p, what))
             checked, problem = verify_chain(db, progress=progress)
@@ -267,6 +281,12 @@ def verify_file(
                 if problem is not None:
                     return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
             head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            for m, mark in marked:
+                if not isinstance(mark, headmark.Mark):
+                    continue
+                why = headmark.behind(mark, meta["journal_id"], head[0] if head else 0, hash_at)
+                if why is not None:
+                    return VerifyResult(str(p), checked, headmark.refusal(p, why, m, mark.seq))
         except sqlite3.DatabaseError as e:
             return VerifyResult(str(p), 0, damaged(p, f"cannot be read ({e})"))
     finally:
