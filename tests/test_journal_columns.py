@@ -250,3 +250,25 @@ def test_a_real_daemons_journal_relabelled_is_refused_by_verify_and_the_start(
     )
     assert r.returncode == 1
     assert "damaged at seq" in r.stdout + r.stderr and "Traceback" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE snapshots SET seq = 62, hash = (SELECT hash FROM events WHERE seq = 62) "
+        "WHERE seq = 63",
+        "UPDATE snapshots SET version = 'v0' WHERE seq = 63",
+        "UPDATE snapshots SET hash = '" + "cd" * 32 + "' WHERE seq = 63",
+    ],
+    ids=["moved", "version", "hash"],
+)
+def test_the_start_refuses_the_newest_snapshot_changed(tmp_path, keyed_journal, sql):
+    """The snapshot a start reads (the newest) is held to the chain as verify holds it."""
+    path = _copy(keyed_journal[0], tmp_path)
+    _sql(path, sql)
+    j = Journal(path, "t1")
+    try:
+        with pytest.raises(JournalError, match=r"the snapshot at seq 6[23] "):
+            Pipeline(_table(), j).recover()
+    finally:
+        j.close()
