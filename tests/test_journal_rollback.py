@@ -196,3 +196,11 @@ def test_a_daemon_on_a_restored_state_directory_is_refused_with_one_line(tmp_pat
     assert "PROBLEM" in doc.stdout and "went backwards" in doc.stdout, doc.stdout
     check = tablectl(cfg, "config", "check")
     assert str(mark) in check.stdout  # where the start looks, shown
+
+
+def test_a_mark_that_cannot_be_written_is_said_and_the_start_goes_on(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    p = _run(tmp_path / "j.sqlite", 2, marks=(tmp_path / "a-file" / "journal.head",))
+    assert "the journal's head is not marked there" in capsys.readouterr().out
+    assert isinstance(headmark.read(headmark.beside(tmp_path / "j.sqlite")), headmark.Mark)
+    p.journal.close()

@@ -188,6 +188,8 @@ def start(
         raise JournalError(why)
     writer = Marks(marks)
     writer.write(journal_id, *head)
+    if writer.error is not None:  # the start goes on: a mark only ever lags
+        notes.append(f"{writer.error}: the journal's head is not marked there")
     return writer, notes
 
 
