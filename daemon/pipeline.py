@@ -251,9 +251,13 @@ class Pipeline:
         snapshot before them is proven by the chain.
         """
         check = getattr(self.table.game, "check_secrets", None)
-        if check is None:
-            return
-        problem = next(check(read_with_secrets(self.journal.db, start)), None)
+        if check is None:  # a game that journals no secret: a secret row was put there
+            sql = "SELECT MIN(seq) FROM secrets WHERE seq >= ?"
+            (seq,) = self.journal.db.execute(sql, (start,)).fetchone()
+            why = "has a secret row, but this game journals no secrets (a row added by hand?)"
+            problem = None if seq is None else (seq, why)
+        else:
+            problem = next(check(read_with_secrets(self.journal.db, start)), None)
         if problem is not None:
             seq, what = problem
             raise JournalError(

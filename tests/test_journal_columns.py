@@ -272,3 +272,19 @@ def test_the_start_refuses_the_newest_snapshot_changed(tmp_path, keyed_journal, 
             Pipeline(_table(), j).recover()
     finally:
         j.close()
+
+
+def test_the_start_refuses_a_secret_row_in_a_game_that_keeps_none(tmp_path, keyed_journal):
+    """Recovery reads the secret rows into the state: in a game without secrets (baccarat)
+    a row beside an event was put there by hand, and is refused naming its seq."""
+    path = _copy(keyed_journal[0], tmp_path)
+    _sql(path, "INSERT INTO secrets VALUES (62, x'7b7d')", "DELETE FROM snapshots")
+    assert journal_mod.verify_file(path).failure is None  # no game known: only counted
+    r = journal_mod.verify_file(path, secrets=journal_mod.no_secrets)  # the config's game
+    assert r.problem is not None and r.problem.seq == 62, r.failure
+    j = Journal(path, "t1")
+    try:
+        with pytest.raises(JournalError, match="damaged at seq 62: has a secret row, but"):
+            Pipeline(_table(), j).recover()
+    finally:
+        j.close()

@@ -100,7 +100,12 @@ def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
             if not getattr(a, "journal", None):
                 raise
             return None, None
-    return name, getattr(_game(a, name), "check_secrets", None)
+    check = getattr(_game(a, name), "check_secrets", None)
+    if check is None and not getattr(a, "journal", None):
+        from daemon.journal import no_secrets  # the config's own journal: as its start holds it
+
+        return name, no_secrets
+    return name, check
 
 
 def _describer(a: argparse.Namespace) -> Any:

@@ -81,6 +81,15 @@ def verify_snapshots(db: sqlite3.Connection) -> tuple[int, int, Problem | None]:
 SecretCheck = Callable[[Iterator[tuple[int, str, dict[str, Any], Any]]], Iterator[tuple[int, str]]]
 
 
+def no_secrets(
+    rows: Iterator[tuple[int, str, dict[str, Any], Any]],
+) -> Iterator[tuple[int, str]]:
+    """The secret check of a game that journals no secrets: every secret row was put there."""
+    for seq, _, _, secret in rows:
+        if secret is not None:
+            yield seq, "has a secret row, but this game journals no secrets (a row added by hand?)"
+
+
 def verify_secrets(db: sqlite3.Connection, check: SecretCheck | None) -> tuple[int, Problem | None]:
     """The secret rows beside the chain: (rows, first problem).
 
