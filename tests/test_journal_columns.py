@@ -288,3 +288,35 @@ def test_the_start_refuses_a_secret_row_in_a_game_that_keeps_none(tmp_path, keye
             Pipeline(_table(), j).recover()
     finally:
         j.close()
+
+
+def test_meta_format_changed_is_one_line_for_verify_and_the_start(tmp_path, keyed_journal):
+    path = _copy(keyed_journal[0], tmp_path)
+    _sql(path, "UPDATE meta SET value = '2' WHERE key = 'format'")
+    r = journal_mod.verify_file(path)
+    assert r.failure is not None and "has format '2'" in r.failure
+    with pytest.raises(JournalError, match="has format '2'"):
+        Journal(path, "t1")
+
+
+def test_the_last_row_and_the_head_removed_together_are_found_by_the_head_mark(
+    tmp_path, keyed_journal
+):
+    """Without ``meta.head`` the chain alone cannot tell a removed last row; the head mark
+    beside the journal, written by the daemon's commits, can."""
+    path = _copy(keyed_journal[0], tmp_path)
+    j = Journal(path, "t1")
+    p = Pipeline(_table(), j)
+    p.recover()  # the start: from here on each commit marks its head
+    j.append([Batch([Draft("test.tick", {"n": 99})], T, None)])
+    j.close()
+    _sql(path, "DELETE FROM events WHERE seq = 64", "DELETE FROM meta WHERE key = 'head'")
+    assert journal_mod.verify_chain(sqlite3.connect(path))[1] is None  # the chain alone: whole
+    r = journal_mod.verify_file(path)
+    assert r.failure is not None and "went backwards: its head is seq 63" in r.failure
+    with pytest.raises(JournalError, match="went backwards"):
+        j = Journal(path, "t1")
+        try:
+            Pipeline(_table(), j).recover()
+        finally:
+            j.close()
