@@ -11,7 +11,9 @@ Two locks, because a journal is reached by a name and is a file:
   ``fcntl`` byte ranges, which Linux keeps apart from ``flock``, and readers (``tablectl
   verify``, replay, the history check) never take one.
 
-The kernel drops both when the process dies, SIGKILL included.
+The kernel drops both when the process dies, SIGKILL included. (On NFS Linux emulates
+``flock`` with a whole-file ``fcntl`` lock; the journal does not go there: WAL needs a
+local disk.)
 """
 
 from __future__ import annotations
