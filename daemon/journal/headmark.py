@@ -9,9 +9,9 @@ in ``tablectl verify`` and ``doctor``) a journal of the mark's id whose head is 
 or whose event at the mark's seq is not the one marked, went backwards and is refused
 (``docs/decisions.md``, How rollback is detected).
 
-The mark is one fixed-size record overwritten in place (``pwrite``, ~1.5 µs of CPU, no fsync: it
-is written after the commit's own fsync, so after a power loss it can only be older than
-the journal, never newer; the clean stop syncs it). It carries its own checksum: a torn or
+The mark is one fixed-size record overwritten in place (``pwrite``, ~1.5 µs of CPU, no
+fsync: it is written after the commit's own fsync, so after a power loss it can only be
+older than the journal, never newer; the clean stop syncs it). It carries its own checksum: a torn or
 edited record is "unreadable", reported and replaced, never taken for a head. Where the
 marks live (beside the journal, and ``[journal] head_mark`` outside the state directory)
 decides which restores they see: ``docs/reliability.md``, Rollback.
