@@ -189,6 +189,8 @@ def test_a_daemon_on_a_restored_state_directory_is_refused_with_one_line(tmp_pat
     out = r.stdout + r.stderr
     assert r.returncode == 1, out[-2000:]
     assert "went backwards" in out and "Traceback" not in out
+    errors = [x for x in out.splitlines() if '"level": "error"' in x or '"level":"error"' in x]
+    assert len(errors) == 1 and "went backwards" in errors[0], out[-2000:]
     assert str(mark) in out
     v = tablectl(cfg, "verify")
     assert v.returncode == 1 and "went backwards" in v.stdout, v.stdout + v.stderr
