@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -41,7 +40,9 @@ from daemon.journal.format import (
     JournalError,
     Tx,
     connect,
+    create,
     damaged,
+    init_meta,
     meta_problem,
     snapshot_data,
 )
@@ -85,7 +86,7 @@ class Journal:
         if self.path == ":memory:":
             self.db = connect(self.path)
             self.db.executescript(SCHEMA)
-            self.journal_id = self._init_meta(self.db)
+            self.journal_id = init_meta(self.db, self.table)
         else:
             p = Path(self.path)
             try:
@@ -98,7 +99,7 @@ class Journal:
                 self.sealed = seals.matches(p)
                 seals.remove(p)  # from here on this process may write: the old seal is void
                 if not p.exists():
-                    self._create(p)
+                    create(p, self.table)
                 if lock and not p.is_dir():
                     self._file_lock = locks.lock_file(p)  # the inode: a hard link too
                 self.db, self.journal_id = self._open(p)
@@ -139,40 +140,6 @@ class Journal:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor releases the fcntl lock
             self._lock_fd = None
-
-    def _init_meta(self, db: sqlite3.Connection) -> str:
-        journal_id = uuid.uuid4().hex
-        with Tx(db):
-            db.executemany(
-                "INSERT INTO meta VALUES (?, ?)",
-                [("table", self.table), ("journal_id", journal_id), ("format", "1")],
-            )
-        return journal_id
-
-    def _create(self, p: Path) -> None:
-        """A new journal, made under a temporary name and renamed into place when complete."""
-        tmp = p.with_name(p.name + ".new")
-        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-            leftover.unlink(missing_ok=True)
-        try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner-only
-            db = connect(tmp)
-            db.executescript(SCHEMA)
-            self._init_meta(db)
-            db.close()
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, p)
-            dfd = os.open(p.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except (OSError, sqlite3.Error) as e:
-            raise JournalError(f"journal {p}: cannot create it: {e}") from None
 
     def _open(self, p: Path) -> tuple[sqlite3.Connection, str]:
         if p.is_dir():
