@@ -206,3 +206,13 @@ def test_a_mark_that_cannot_be_written_is_said_and_the_start_goes_on(tmp_path, c
     assert "the journal's head is not marked there" in capsys.readouterr().out
     assert isinstance(headmark.read(headmark.beside(tmp_path / "j.sqlite")), headmark.Mark)
     p.journal.close()
+
+
+def test_verify_says_which_head_marks_it_held_the_journal_to(tmp_path):
+    path = tmp_path / "j.sqlite"
+    _run(path, 3).journal.close()
+    r = journal_mod.verify_file(path)
+    assert r.failure is None and r.marks == 1 and r.marks_unread == []
+    headmark.beside(path).write_bytes(b"garbage")
+    r = journal_mod.verify_file(path)
+    assert r.failure is None and r.marks == 0 and "is not a head mark" in r.marks_unread[0]

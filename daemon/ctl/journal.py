@@ -50,6 +50,10 @@ def cmd_verify(a: argparse.Namespace) -> int:
     elif r.secrets:
         why = f"{game} has no secret check" if game else "no game known"
         snaps += f", {r.secrets} secret row(s) NOT checked ({why}: pass --game)"
+    if r.marks:
+        snaps += f", head mark(s): {r.marks} (not behind them)"
+    for unread in r.marks_unread:
+        snaps += f", head mark {unread}: NOT checked"
     assert r.head_hash is not None
     print(
         f"ok: {path}: {r.checked} events, chain intact, {snaps}, "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -307,6 +307,8 @@ def verify_file(
         n_proofs,
         secret_rows,
         secrets is not None,
+        sum(isinstance(mark, headmark.Mark) for _, mark in marked),
+        [f"{m} {mark}" for m, mark in marked if isinstance(mark, str)],
     )
 
 
@@ -324,3 +326,6 @@ class VerifyResult:
     proofs: int = 0
     secrets: int = 0  # secret rows beside the chain
     secrets_checked: bool = False  # opened against their commitments by the game's check
+    #: head marks read and held against the journal (``headmark.py``), and those unreadable
+    marks: int = 0
+    marks_unread: list[str] = field(default_factory=list)
