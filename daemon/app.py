@@ -40,7 +40,14 @@ import zmq.asyncio
 
 from daemon import history, logs, tables
 from daemon.bus import Bus
-from daemon.config import ConfigError, DeviceConfig, Settings, load, prepare_state_dir
+from daemon.config import (
+    ConfigError,
+    DeviceConfig,
+    Settings,
+    head_marks,
+    load,
+    prepare_state_dir,
+)
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner, DeviceSet
@@ -109,7 +116,7 @@ class Daemon(Liveness):
         assert game_cls is not None  # config validation names the game
         self.table = Table(game_cls(s.game), [d.name for d in cfg.devices])
         history.refuse_if_marked(s.journal_path)
-        self.journal = Journal(s.journal_path, s.table)
+        self.journal = Journal(s.journal_path, s.table, head_marks=head_marks(s)[1:])
         if self.security.signer is not None:  # stored proofs: a crash start walks from the newest
             self.journal.prover = self.security.signer
             self.journal.proof_check = self.security.signer.verify

@@ -9,6 +9,7 @@ silently not applied). The checking in words is ``daemon/validate.py``'s (the
 bridge's config uses it too); here are the sections, the checks across sections
 (a driver's options, its simulator's, a rule its device cannot inform) and the
 resolution of paths.
+Why long: one schema read top to bottom, with its checks across sections.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class DeviceConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 class JournalSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     path: str = "journal.sqlite"
     snapshot_every: Annotated[int, msgspec.Meta(ge=10)] = 1000
+    head_mark: str | None = None  # a second head mark, outside state_dir (journal/headmark.py)
 
 
 class BusSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -178,6 +180,7 @@ class Settings(msgspec.Struct, frozen=True):
     control_endpoint: str
     #: role → ipc endpoint of that role's socket (``control.roles``)
     role_endpoints: dict[str, str] = {}
+    head_mark: Path | None = None  # [journal] head_mark or $TABLED_HEAD_MARK, resolved
 
     @property
     def table(self) -> str:
@@ -310,6 +313,10 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
         )
     journal_path = _resolve(state_dir, cfg.journal.path)
     problems = _state_problems(state_dir, journal_path, cfg.journal.path)
+    mark = cfg.journal.head_mark or env.get("TABLED_HEAD_MARK")
+    head_mark = _resolve(base, mark) if mark else None
+    if head_mark is not None and head_mark.is_relative_to(state_dir):  # restored with it
+        problems.append(f"journal.head_mark: {head_mark} is inside table.state_dir; keep it out")
     if problems:
         raise ConfigError(p, problems)
     role_endpoints = {}
@@ -333,6 +340,7 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
         runtime_dir=runtime_dir,
         journal_path=journal_path,
         control_endpoint=endpoint,
+        head_mark=head_mark,
     )
 
 
@@ -396,5 +404,13 @@ def effective(settings: Settings) -> dict[str, Any]:
         "runtime_dir": str(settings.runtime_dir),
         "journal": str(settings.journal_path),
         "control": settings.control_endpoint,
+        "head_marks": [str(m) for m in head_marks(settings)],  # what start and verify read
     }
     return out
+
+
+def head_marks(settings: Settings) -> list[Path]:
+    """The journal's head marks: beside it, and ``[journal] head_mark``."""
+    from daemon.journal.headmark import paths
+
+    return paths(str(settings.journal_path), [settings.head_mark] if settings.head_mark else [])

@@ -134,6 +134,7 @@ def check_config(table: str, config: Path) -> str:
     env = {
         "TABLED_STATE_DIR": f"/{STATE_DIR}/{table}",
         "TABLED_RUNTIME_DIR": f"/run/tabled/{table}",
+        "TABLED_HEAD_MARK": f"/var/lib/tabled-marks/{table}/journal.head",
     }
     try:
         settings = load(config, env=env)

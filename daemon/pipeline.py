@@ -219,6 +219,10 @@ class Pipeline:
             self.stats.recovered_events = n
             self._check_secrets(start)
             last = j.db.execute("SELECT body FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            # After the walk (a damaged file is named as damaged first): a whole chain that
+            # is behind its head mark was restored from an older copy (issue 28, item 6).
+            for note in j.check_marks():
+                log.warning("head mark", note=note)
         except sqlite3.DatabaseError as e:
             raise JournalError(damaged(j.path, f"cannot be read ({e})")) from None
         # From the chain, not from the snapshot: a snapshot cannot make a crash look clean.
@@ -247,9 +251,13 @@ class Pipeline:
         snapshot before them is proven by the chain.
         """
         check = getattr(self.table.game, "check_secrets", None)
-        if check is None:
-            return
-        problem = next(check(read_with_secrets(self.journal.db, start)), None)
+        if check is None:  # a game that journals no secret: a secret row was put there
+            sql = "SELECT MIN(seq) FROM secrets WHERE seq >= ?"
+            (seq,) = self.journal.db.execute(sql, (start,)).fetchone()
+            why = "has a secret row, but this game journals no secrets (a row added by hand?)"
+            problem = None if seq is None else (seq, why)
+        else:
+            problem = next(check(read_with_secrets(self.journal.db, start)), None)
         if problem is not None:
             seq, what = problem
             raise JournalError(
@@ -299,6 +307,8 @@ class Pipeline:
         # (the control socket is up): it waits, so that input is decided from this state.
         gate = self._starting = asyncio.get_running_loop().create_future()
         try:
+            # The id in the chain: an edited ``meta`` journal_id is found by the walk.
+            info = {**info, "journal_id": self.journal.journal_id}
             d = self.table.started(self.state, info, crashed=self.crashed)
             return await self._commit([(d, None)], [d.drafts])
         finally:

@@ -133,6 +133,7 @@ def verify(db: sqlite3.Connection, valid: Check | None = None) -> tuple[int, Mis
     if has.fetchone() is None:
         return 0, None
     n = 0
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('table', 'journal_id')"))
     rows = db.execute("SELECT seq, hash, proof FROM proofs ORDER BY seq").fetchall()
     for seq, h, proof in rows:
         try:
@@ -141,6 +142,12 @@ def verify(db: sqlite3.Connection, valid: Check | None = None) -> tuple[int, Mis
             return n, Mismatch(seq, "stored proof is not readable")
         if not isinstance(cp, dict) or (cp.get("seq"), cp.get("hash")) != (seq, h):
             return n, Mismatch(seq, "stored proof does not name its own row")
+        if (cp.get("table"), cp.get("journal_id")) != (meta.get("table"), meta.get("journal_id")):
+            return n, Mismatch(
+                seq,
+                f"stored proof is of table {cp.get('table')!r} journal {cp.get('journal_id')!r}, "
+                "not the one meta names (meta was edited or the proof copied in)",
+            )
         if valid is not None and not valid(cp):
             return n, Mismatch(seq, "stored proof is not signed by this table's checkpoint key")
         row = db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()

@@ -23,6 +23,9 @@ with one clear line — never reporting healthy while stuck.
    rewritten before the proof (hashes recomputed, which a walk cannot see) refused; an old row
    edited in place passes the start and is stopped by the history check right after it
    (docs/reliability.md).
+6. the journal's identity (``tests/fault_journal.py``, issue 28): a second daemon through a
+   hard link, a restored backup (the state directory or the journal alone), each stored
+   column relabelled.
 
 It prints its counts (kills, faults injected, events checked) and its duration; any broken
 promise is an AssertionError naming it (exit 1).
@@ -723,6 +726,7 @@ def main() -> int:
             ("two daemons", lambda w: two_daemons(w, 1 if a.quick else 4)),
             ("damaged journals", damaged),
             ("damaged journals, keyed", lambda w: damaged(w, keyed=True)),
+            *journal_parts(a.quick),
         ]
         for name, fn in parts:
             log(f"{name} …")
@@ -737,9 +741,22 @@ def main() -> int:
         f"{COUNTS['faults']}, events checked {COUNTS['events']}, acknowledged commands kept "
         f"{COUNTS['acknowledged']}, refusals {COUNTS['refusals']}, follows ended by a kill "
         f"mid-replay {COUNTS['replays_cut']}, replays asked again after 2 s "
-        f"{COUNTS['replays_slow']}"
+        f"{COUNTS['replays_slow']}, hard links refused {COUNTS.get('hard_links', 0)}, "
+        f"restored backups refused {COUNTS.get('restores', 0)}, relabelled columns found "
+        f"{COUNTS.get('relabels', 0)}"
     )
     return 0
+
+
+def journal_parts(quick: bool) -> list[tuple[str, Any]]:
+    """Issue 28's journal identity cases (``tests/fault_journal.py``)."""
+    import fault_journal as fj
+
+    return [
+        ("hard link", lambda w: fj.hard_link(w, 1 if quick else 3, COUNTS, log)),
+        ("restored backup", lambda w: fj.restored_backup(w, 1 if quick else 3, COUNTS, log)),
+        ("relabelled rows", lambda w: fj.relabelled(w, COUNTS, log)),
+    ]
 
 
 if __name__ == "__main__":

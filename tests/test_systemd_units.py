@@ -144,11 +144,12 @@ def test_identity_directories_and_environment(unit):
     assert words(s, "SupplementaryGroups") == {"dialout", "plugdev", "gpio"} | roles
     # role sockets are reached by people outside group tabled: the directory lets them in
     assert single(s, "RuntimeDirectoryMode") == "0755"
-    assert single(s, "StateDirectory") == "tabled/%i"
+    assert single(s, "StateDirectory") == "tabled/%i tabled-marks/%i"
     assert single(s, "RuntimeDirectory") == "tabled/%i"
     env = words(s, "Environment")
     assert "TABLED_STATE_DIR=%S/tabled/%i" in env
     assert "TABLED_RUNTIME_DIR=%t/tabled/%i" in env
+    assert "TABLED_HEAD_MARK=%S/tabled-marks/%i/journal.head" in env  # outside the state dir
     # lgpio makes FIFOs in the working directory; it must be writable
     assert single(s, "WorkingDirectory") == "%t/tabled/%i"
     assert single(s, "UMask") == "0027"

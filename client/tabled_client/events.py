@@ -41,6 +41,8 @@ class DaemonStartedData(Data):
     pid: int
     #: the machine's boot id: which monotonic clock the saved state's ``mono`` times are on
     boot: str | UnsetType | None = UNSET
+    #: the journal's id (its ``meta``), sealed into the chain so an edited id shows
+    journal_id: str | UnsetType = UNSET
 
 
 class DaemonStoppedData(Data):

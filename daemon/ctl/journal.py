@@ -33,7 +33,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
         print(f"no journal at {path}", file=sys.stderr)
         return EXIT_USAGE
     game, check = _secret_check(a)
-    r = verify_file(path, proof_check=_proof_check(a), secrets=check)
+    r = verify_file(path, proof_check=_proof_check(a), secrets=check, marks=_marks(a))
     if r.failure is not None:
         print(f"FAILED: {r.failure}")
         return EXIT_ATTENTION
@@ -50,12 +50,26 @@ def cmd_verify(a: argparse.Namespace) -> int:
     elif r.secrets:
         why = f"{game} has no secret check" if game else "no game known"
         snaps += f", {r.secrets} secret row(s) NOT checked ({why}: pass --game)"
+    if r.marks:
+        snaps += f", head mark(s): {r.marks} (not behind them)"
+    for unread in r.marks_unread:
+        snaps += f", head mark {unread}: NOT checked"
     assert r.head_hash is not None
     print(
         f"ok: {path}: {r.checked} events, chain intact, {snaps}, "
         f"head seq {r.head_seq} hash {r.head_hash[:16]}…"
     )
     return EXIT_OK
+
+
+def _marks(a: argparse.Namespace) -> list[Path] | None:
+    """The head marks the start holds the journal against (the config's); None for a journal
+    given by path (the mark beside it)."""
+    if getattr(a, "journal", None):
+        return None
+    from daemon.config import head_marks
+
+    return head_marks(settings(a))
 
 
 def _proof_check(a: argparse.Namespace) -> Any:
@@ -90,7 +104,12 @@ def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
             if not getattr(a, "journal", None):
                 raise
             return None, None
-    return name, getattr(_game(a, name), "check_secrets", None)
+    check = getattr(_game(a, name), "check_secrets", None)
+    if check is None and not getattr(a, "journal", None):
+        from daemon.journal import no_secrets  # the config's own journal: as its start holds it
+
+        return name, no_secrets
+    return name, check
 
 
 def _describer(a: argparse.Namespace) -> Any:

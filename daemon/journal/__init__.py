@@ -11,8 +11,11 @@ One file format, three jobs, one module each:
   and the secret rows checked, for ``tablectl verify`` and the start-up walk;
 
 and :mod:`daemon.journal.format`, what the three share (schema, connection,
-errors, ``meta``). Why the file is laid out so: ``docs/decisions.md`` (the hash chain
-and the head kept in ``meta``, snapshots in the same transaction).
+errors, ``meta``). Beside them, the writer's :mod:`daemon.journal.locks` (one daemon per
+journal file, whatever its name) and :mod:`daemon.journal.headmark` (its head kept outside
+the file, so that a journal restored from an older copy is told). Why the file is laid out
+so: ``docs/decisions.md`` (the hash chain and the head kept in ``meta``, snapshots in the
+same transaction, how rollback is detected).
 """
 
 from daemon.journal.format import (
@@ -33,6 +36,7 @@ from daemon.journal.verify import (
     UNSEALED,
     SecretCheck,
     VerifyResult,
+    no_secrets,
     snapshot_problem,
     verify_chain,
     verify_file,
@@ -54,6 +58,7 @@ __all__ = [
     "connect",
     "damaged",
     "meta_problem",
+    "no_secrets",
     "parse_head",
     "read_events",
     "read_for_state",

@@ -2,13 +2,16 @@
 
 What the write path, the read path and the verifier share: the schema, how a
 connection is opened (WAL, ``synchronous=FULL``), the one-line error for a damaged
-file, the ``meta`` rules and the digest that seals a snapshot into the chain.
+file, the ``meta`` rules, the digest that seals a snapshot into the chain, and how a new
+journal file is made (whole, or not at all).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,3 +159,40 @@ class Tx:
                 self.db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+
+def init_meta(db: sqlite3.Connection, table: str) -> str:
+    """A new journal's ``meta``: its table, a new journal id, the format; the id."""
+    journal_id = uuid.uuid4().hex
+    with Tx(db):
+        db.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("table", table), ("journal_id", journal_id), ("format", "1")],
+        )
+    return journal_id
+
+
+def create(p: Path, table: str) -> None:
+    """A new journal, made under a temporary name and renamed into place when complete."""
+    tmp = p.with_name(p.name + ".new")
+    for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        leftover.unlink(missing_ok=True)
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner-only
+        db = connect(tmp)
+        db.executescript(SCHEMA)
+        init_meta(db, table)
+        db.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, p)
+        dfd = os.open(p.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except (OSError, sqlite3.Error) as e:
+        raise JournalError(f"journal {p}: cannot create it: {e}") from None

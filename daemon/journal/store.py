@@ -16,23 +16,22 @@ A file that is not a journal this daemon wrote (empty, cut short, random
 bytes, another SQLite database, garbage in ``meta``) is refused with one line
 naming it, never replaced; a new journal is built beside its final name and
 renamed into place, so a crash while creating one leaves no half-made file.
-One daemon per journal: an exclusive ``fcntl`` lock on ``<journal>.lock``.
+One daemon per journal: an exclusive ``fcntl`` lock on ``<journal>.lock`` (the path) and a
+``flock`` on the journal file itself (the inode: a hard link is the same file).
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from daemon import faults, proofs
 from daemon import seal as seals
 from daemon.events import GENESIS, SECRET, Event, canonical, draft, seal
+from daemon.journal import headmark, locks
 from daemon.journal.format import (
     KEEP_SNAPSHOTS,
     SCHEMA,
@@ -41,7 +40,9 @@ from daemon.journal.format import (
     JournalError,
     Tx,
     connect,
+    create,
     damaged,
+    init_meta,
     meta_problem,
     snapshot_data,
 )
@@ -58,10 +59,22 @@ _WRITE_HEAD = (
 class Journal:
     """Append-only writer and reader of one table's events."""
 
-    def __init__(self, path: str | Path, table: str, *, lock: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        table: str,
+        *,
+        lock: bool = True,
+        head_marks: Sequence[str | Path] = (),
+    ) -> None:
         self.path = str(path)
         self.table = table
+        #: the head marked outside the file (beside it, and ``head_marks``; ``headmark.py``),
+        #: written from :meth:`check_marks` on
+        self._mark_paths = headmark.paths(self.path, head_marks) if lock else []
+        self.marks: headmark.Marks | None = None
         self._lock_fd: int | None = None
+        self._file_lock: tuple[int, int] | None = None
         #: called after each commit try with (seconds, committed): the metrics
         self.commit_observers: list[Callable[[float, bool], None]] = []
         #: the seal found when the journal was opened, if the file was exactly the sealed one
@@ -73,7 +86,7 @@ class Journal:
         if self.path == ":memory:":
             self.db = connect(self.path)
             self.db.executescript(SCHEMA)
-            self.journal_id = self._init_meta(self.db)
+            self.journal_id = init_meta(self.db, self.table)
         else:
             p = Path(self.path)
             try:
@@ -81,12 +94,14 @@ class Journal:
             except OSError as e:
                 raise JournalError(f"journal {p}: cannot create {p.parent}: {e}") from None
             if lock:
-                self._lock(p)
+                self._lock_fd = locks.lock_path(p)
             try:
                 self.sealed = seals.matches(p)
                 seals.remove(p)  # from here on this process may write: the old seal is void
                 if not p.exists():
-                    self._create(p)
+                    create(p, self.table)
+                if lock and not p.is_dir():
+                    self._file_lock = locks.lock_file(p)  # the inode: a hard link too
                 self.db, self.journal_id = self._open(p)
             except BaseException:
                 self._unlock()
@@ -102,11 +117,8 @@ class Journal:
         #: (seq, hash) of the last committed event, replaced whole by each commit: another
         #: thread (the heartbeat, status) reads a seq with its own hash, never the one before
         self.head: tuple[int, str] = (row[0], row[1]) if row else (0, GENESIS)
-        if self.sealed is not None and (
-            self.sealed.get("seq"),
-            self.sealed.get("hash"),
-            self.sealed.get("journal_id"),
-        ) != (*self.head, self.journal_id):
+        sealed = self.sealed or {}
+        if [sealed.get(k) for k in ("seq", "hash", "journal_id")] != [*self.head, self.journal_id]:
             self.sealed = None
 
     @property
@@ -121,68 +133,13 @@ class Journal:
 
     # -- opening ---------------------------------------------------------------
 
-    def _lock(self, p: Path) -> None:
-        lp = Path(f"{p}.lock")
-        try:
-            fd = os.open(lp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as e:
-            raise JournalError(
-                f"journal {p}: cannot create its lock file {lp}: {e.strerror}"
-            ) from None
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EACCES, errno.EAGAIN):
-                os.close(fd)
-                raise JournalError(f"journal {p}: cannot lock {lp}: {e.strerror}") from None
-            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            os.close(fd)
-            raise JournalError(
-                f"journal {p} is in use by another tabled (pid {other}, lock {lp}): one daemon "
-                "per journal; stop the other one, or give this table its own [table] state_dir"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._lock_fd = fd
-
     def _unlock(self) -> None:
+        if self._file_lock is not None:
+            locks.unlock_file(self._file_lock)  # after the connection: SQLite's is closed
+            self._file_lock = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # closing the descriptor releases the fcntl lock
             self._lock_fd = None
-
-    def _init_meta(self, db: sqlite3.Connection) -> str:
-        journal_id = uuid.uuid4().hex
-        with Tx(db):
-            db.executemany(
-                "INSERT INTO meta VALUES (?, ?)",
-                [("table", self.table), ("journal_id", journal_id), ("format", "1")],
-            )
-        return journal_id
-
-    def _create(self, p: Path) -> None:
-        """A new journal, made under a temporary name and renamed into place when complete."""
-        tmp = p.with_name(p.name + ".new")
-        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-            leftover.unlink(missing_ok=True)
-        try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner-only
-            db = connect(tmp)
-            db.executescript(SCHEMA)
-            self._init_meta(db)
-            db.close()
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, p)
-            dfd = os.open(p.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except (OSError, sqlite3.Error) as e:
-            raise JournalError(f"journal {p}: cannot create it: {e}") from None
 
     def _open(self, p: Path) -> tuple[sqlite3.Connection, str]:
         if p.is_dir():
@@ -225,6 +182,16 @@ class Journal:
         except sqlite3.DatabaseError as e:
             raise JournalError(damaged(p, f"cannot be opened for writing ({e})")) from None
         return db, str(meta["journal_id"])
+
+    def check_marks(self) -> list[str]:
+        """Refuse a journal that went backwards (a restored older copy: behind a head mark of
+        its id); from here on each commit writes the marks. Notes on unreadable marks."""
+        if not self._mark_paths or self.marks is not None:
+            return []
+        self.marks, notes = headmark.start(
+            self.path, self._mark_paths, self.journal_id, self.head, self.db
+        )
+        return notes
 
     # -- writing ---------------------------------------------------------------
 
@@ -322,6 +289,8 @@ class Journal:
             raise
         self._observe(time.perf_counter() - started, True)
         self.head = (seq, prev)  # one store: seq and hash change together
+        if self.marks is not None:  # before the publish: what is published is at or before it
+            self.marks.write(self.journal_id, seq, prev)
         return events, raws
 
     def _observe(self, seconds: float, ok: bool) -> None:
@@ -338,6 +307,9 @@ class Journal:
         written by nothing but this process since (the daemon's clean stop).
         """
         self.db.close()
+        if self.marks is not None:
+            self.marks.close(sync=True)
+            self.marks = None
         if seal and self.path != ":memory:":
             try:
                 seals.write(self.path, self.journal_id, *self.head)

@@ -7,13 +7,14 @@ names the first seq where the file stops being what the chain proves.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from daemon import proofs
 from daemon.events import GENESIS, check, decode
+from daemon.journal import headmark
 from daemon.journal.format import (
     SNAPSHOT_EVENT,
     Problem,
@@ -44,7 +45,15 @@ def snapshot_problem(
     except Exception:
         return "belongs to an event that is not readable"
     if fields.type != SNAPSHOT_EVENT:
-        return UNSEALED
+        # Unsealed snapshots come only from before the first sealed one (an older daemon's):
+        # after it, the row was moved onto another event (issue 28, item 4). The scan stops
+        # at the first sealed snapshot, near the start of any journal that has one.
+        moved = db.execute(
+            "SELECT 1 FROM events WHERE seq < ? AND type = ? LIMIT 1", (seq, SNAPSHOT_EVENT)
+        ).fetchone()
+        return (
+            f"points at an event that is not a {SNAPSHOT_EVENT} (row moved)" if moved else UNSEALED
+        )
     if fields.data != snapshot_data(version, bytes(state)):
         return "is not the state sealed in the chain at that seq (it was altered)"
     return None
@@ -70,6 +79,15 @@ def verify_snapshots(db: sqlite3.Connection) -> tuple[int, int, Problem | None]:
 #: in seq order, where ``secret`` is the event's secret part or None, every problem found as
 #: (seq, what is wrong)
 SecretCheck = Callable[[Iterator[tuple[int, str, dict[str, Any], Any]]], Iterator[tuple[int, str]]]
+
+
+def no_secrets(
+    rows: Iterator[tuple[int, str, dict[str, Any], Any]],
+) -> Iterator[tuple[int, str]]:
+    """The secret check of a game that journals no secrets: every secret row was put there."""
+    for seq, _, _, secret in rows:
+        if secret is not None:
+            yield seq, "has a secret row, but this game journals no secrets (a row added by hand?)"
 
 
 def verify_secrets(db: sqlite3.Connection, check: SecretCheck | None) -> tuple[int, Problem | None]:
@@ -121,7 +139,8 @@ def _verify(
 ) -> tuple[int, Problem | None]:
     expected = start
     checked = 0
-    for seq, body, row_hash in _rows(db, start):
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('table', 'journal_id')"))
+    for seq, type_, body, row_hash in _rows(db, start):
         if progress is not None and not checked % 100_000:
             progress(checked)
         if seq != expected:
@@ -129,10 +148,8 @@ def _verify(
         if not isinstance(body, bytes):  # a row rewritten by hand may come back as TEXT
             body = str(body).encode()
         fields, what = check(body, prev)
-        if what is None and fields.get("seq") != seq:
-            what = f"row holds the event of seq {fields.get('seq')}"
-        if what is None and row_hash != fields["hash"]:
-            what = "row hash column does not match the event"
+        if what is None:
+            what = _columns(seq, type_, row_hash, fields, meta)
         if what is not None:
             return checked, Problem(seq, what)
         prev = row_hash
@@ -153,8 +170,41 @@ def _verify(
     return checked, None
 
 
-def _rows(db: sqlite3.Connection, start: int) -> Iterator[tuple[int, bytes, str]]:
-    cur = db.execute("SELECT seq, body, hash FROM events WHERE seq >= ? ORDER BY seq", (start,))
+def _columns(
+    seq: int, type_: object, row_hash: object, fields: dict[str, Any], meta: dict[str, str]
+) -> str | None:
+    """What a row's own columns, or ``meta``, say that its hashed bytes do not (issue 28, 4).
+
+    Readers take the seq, the type (``tablectl recall`` selects by it) and the hash from
+    the columns, and the journal's table and id from ``meta``: each must be what the
+    chain proves. The id is in the chain from every ``daemon.started`` that carries it.
+    """
+    if fields.get("seq") != seq:
+        return f"row holds the event of seq {fields.get('seq')}"
+    if row_hash != fields["hash"]:
+        return "row hash column does not match the event"
+    if type_ != fields.get("type"):
+        return f"row type column says {str(type_)[:40]!r}, the event is {fields.get('type')!r}"
+    if fields.get("table") != meta.get("table"):
+        return (
+            f"belongs to table {fields.get('table')!r}, the journal's meta says "
+            f"{meta.get('table')!r}"
+        )
+    if fields.get("type") == "daemon.started":
+        data = fields.get("data")
+        jid = data.get("journal_id") if isinstance(data, dict) else None
+        if jid is not None and jid != meta.get("journal_id"):
+            return (
+                f"daemon.started was written in journal {str(jid)[:40]!r}, the journal's meta "
+                f"says {str(meta.get('journal_id'))[:40]!r} (meta was edited or the file relabelled)"
+            )
+    return None
+
+
+def _rows(db: sqlite3.Connection, start: int) -> Iterator[tuple[int, str, bytes, str]]:
+    cur = db.execute(
+        "SELECT seq, type, body, hash FROM events WHERE seq >= ? ORDER BY seq", (start,)
+    )
     while rows := cur.fetchmany(2000):
         yield from rows
 
@@ -164,16 +214,23 @@ def verify_file(
     progress: Callable[[int], None] | None = None,
     proof_check: proofs.Check | None = None,
     secrets: SecretCheck | None = None,
+    marks: Sequence[Path] | None = None,
 ) -> VerifyResult:
     """The whole journal file: opened read-only, its meta, chain, snapshots, stored
     proofs and secret rows checked (the proofs' signatures too, given the table's key as
     ``proof_check``).
 
     ``secrets`` is the game's check of its secret rows (None: they are counted,
-    and only checked to sit beside an event). Never raises for a damaged file:
-    what is wrong is the result.
+    and only checked to sit beside an event). ``marks``: the head marks to hold the
+    journal against, as the start does (None: the one beside it). Never raises for a
+    damaged file: what is wrong is the result.
     """
     p = Path(path)
+    # Read before the journal: a running daemon writes a mark after its commit, so the
+    # journal read next is at or past it.
+    marked = [
+        (m, headmark.read(m)) for m in (headmark.paths(str(p), []) if marks is None else marks)
+    ]
     if not p.exists():
         return VerifyResult(str(p), 0, f"journal {p} does not exist")
     if p.is_dir():
@@ -184,6 +241,11 @@ def verify_file(
         db = connect(p, readonly=True)
     except sqlite3.Error as e:
         return VerifyResult(str(p), 0, f"journal {p} cannot be opened: {e}")
+
+    def hash_at(seq: int) -> str | None:
+        row = db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
     try:
         try:
             tables = {
@@ -196,7 +258,8 @@ def verify_file(
                 str(p), 0, damaged(p, "is a SQLite database but not a tabled journal")
             )
         try:
-            what = meta_problem(dict(db.execute("SELECT key, value FROM meta").fetchall()))
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            what = meta_problem(meta)
             if what is not None:
                 return VerifyResult(str(p), 0, damaged(p, what))
             checked, problem = verify_chain(db, progress=progress)
@@ -222,6 +285,12 @@ def verify_file(
                 if problem is not None:
                     return VerifyResult(str(p), checked, f"{p}: {problem}", problem)
             head = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            for m, mark in marked:
+                if not isinstance(mark, headmark.Mark):
+                    continue
+                why = headmark.behind(mark, meta["journal_id"], head[0] if head else 0, hash_at)
+                if why is not None:
+                    return VerifyResult(str(p), checked, headmark.refusal(p, why, m, mark.seq))
         except sqlite3.DatabaseError as e:
             return VerifyResult(str(p), 0, damaged(p, f"cannot be read ({e})"))
     finally:
@@ -238,6 +307,8 @@ def verify_file(
         n_proofs,
         secret_rows,
         secrets is not None,
+        sum(isinstance(mark, headmark.Mark) for _, mark in marked),
+        [f"{m} {mark}" for m, mark in marked if isinstance(mark, str)],
     )
 
 
@@ -255,3 +326,6 @@ class VerifyResult:
     proofs: int = 0
     secrets: int = 0  # secret rows beside the chain
     secrets_checked: bool = False  # opened against their commitments by the game's check
+    #: head marks read and held against the journal (``headmark.py``), and those unreadable
+    marks: int = 0
+    marks_unread: list[str] = field(default_factory=list)

@@ -19,6 +19,10 @@ import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.config import Settings
 
 GRABBERS = {
     "brltty": "sudo systemctl mask --now brltty.path brltty-udev.service brltty",
@@ -139,6 +143,7 @@ def run(a: argparse.Namespace) -> int:
             f"journal directory {jdir} is not writable: "
             f"`sudo chown {a.user}: {jdir}` (systemd's StateDirectory= does this)"
         )
+    problems.extend(_went_backwards(s))
     sync = _clock_synchronised()
     if sync is False:
         problems.append(
@@ -154,6 +159,17 @@ def run(a: argparse.Namespace) -> int:
     if not problems:
         print("ok: nothing found that needs fixing")
     return 1 if problems else 0
+
+
+def _went_backwards(s: Settings) -> list[str]:
+    """The start's rollback check, read-only: the journal behind a head mark of its id."""
+    from daemon.config import head_marks
+    from daemon.journal import headmark
+
+    if not s.journal_path.is_file():
+        return []
+    why = headmark.inspect(s.journal_path, head_marks(s))
+    return [] if why is None else [why]
 
 
 def _procs() -> Iterator[tuple[int, str]]:
