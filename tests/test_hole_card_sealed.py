@@ -1,0 +1,251 @@
+"""The hole card stays secret on every side path until it is turned over (issue 28, item 1).
+
+Each case is a capture replayed offline through the real shoe-line protocol, the real
+line-noise meter, the real table and an in-memory journal sealed as the daemon seals it
+(``daemon/replay.py``): what the bus, a replay and ``tablectl recall`` would read is the
+published bytes. The hole card's code (``QD``) appears once in each capture; no published
+byte, no alarm the table holds (``tablectl status``) and no console-log line may carry it
+before the event that turns it over, and afterwards every sealed value is opened and
+agrees with the journal's secret rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+import structlog
+
+from daemon.capture import parse
+from daemon.events import canonical
+from daemon.journal import read_for_state, read_with_secrets
+from daemon.replay import Replayer, replay
+
+HOLE = "QD"
+HEAD = """# driver: shoe-line
+# game: blackjack
+# name: shoe
+# table: bj
+# game.start_burn: "{burn}"
+# game.decks: {decks}
+# game.decision_seconds: 600
+"""
+
+
+def _cap(body: str, *, burn: str = "none", decks: int = 8) -> Replayer:
+    lines, t = [], 0.0
+    for row in body.strip().splitlines():
+        if not row.strip():
+            continue
+        t += 0.5
+        kind, _, rest = row.strip().partition(" ")
+        lines.append(f"2026-12-05T10:00:{t:06.3f}Z {kind} {rest}")
+    text = HEAD.format(burn=burn, decks=decks) + "\n".join(lines) + "\n"
+    return replay([parse(text, "<test>")])
+
+
+ROUND = """
+cmd shoe.new actor=d role=dealer
+cmd betting.open actor=gs role=dealer
+cmd betting.close boxes=1 actor=gs role=dealer
+"""
+NOISE = "\n".join(["rx \\x01\\x02\\r\\n"] * 7)
+
+
+def _reveal_at(r: Replayer) -> int:
+    """The seq of the event that turns the hole card over (its reveal, a void opening it)."""
+    for ev in r.events:
+        if ev.type == "dealer.hole_card" or (ev.type == "hand.void" and ev.data.get("hole")):
+            return ev.seq
+    raise AssertionError(f"the hole card was never turned over: {[e.type for e in r.events]}")
+
+
+def _assert_hidden_until_reveal(r: Replayer) -> None:
+    at = _reveal_at(r)
+    start = next(e.seq for e in r.events if e.type == "betting.closed")
+    for ev, raw in zip(r.events, r.lines(), strict=True):
+        if start <= ev.seq < at:
+            assert HOLE.encode() not in raw, f"seq {ev.seq} {ev.type} publishes the hole card"
+    rev = next(e for e in r.events if e.seq == at)
+    assert HOLE in canonical(rev.data).decode()
+    _assert_opened(r)
+
+
+def _assert_opened(r: Replayer) -> None:
+    """Every sealed event is opened, after the reveal, by values that rebuild the journal."""
+    secrets = {seq: s for seq, _, _, s in read_with_secrets(r.journal.db) if s is not None}
+    opened: dict[str, dict[str, Any]] = {}
+    for ev in r.events:
+        if ev.type == "secret.opened":
+            for o in ev.data["opened"]:
+                opened[o["sealed"]] = o
+    for ev in r.events:
+        sealed = ev.data.get("sealed")
+        if sealed is None:
+            continue
+        o = opened[sealed]
+        assert hashlib.sha256(bytes.fromhex(o["salt"]) + canonical(o["data"])).hexdigest() == sealed
+        assert secrets[ev.seq]["sealed"] == {"salt": o["salt"], "data": o["data"]}
+    # the state rebuilt from the journal is the state the table played on
+    t = r.table.initial()
+    for type_, data in read_for_state(r.journal.db):
+        t = r.table.apply(t, type_, data)
+    assert msgspec.to_builtins(t) == msgspec.to_builtins(r.state)
+
+
+def _no_hole_in_status(r: Replayer) -> None:
+    """What ``tablectl status`` shows of the table: its alarms and the game's summary."""
+    shown = msgspec.json.encode(
+        [msgspec.to_builtins(r.state.alarms), r.table.game.summary(r.state.game)]
+    )
+    assert HOLE.encode() not in shown
+
+
+def test_a_hole_card_read_while_an_earlier_card_waits_is_held_sealed() -> None:
+    r = _cap(
+        ROUND
+        + """
+rx 5C\\r\\n
+rx 9H\\r\\n
+rx ZZ\\r\\n
+rx QD\\r\\n
+"""
+    )
+    held = [e for e in r.events if e.type == "card.held"]
+    assert len(held) == 1 and held[0].data["sealed"]
+    _no_hole_in_status(r)
+    r2 = _more(
+        r,
+        "cmd card.enter card=7S actor=pit role=supervisor\ncmd box.stand box=1 actor=gs role=dealer",
+    )
+    _assert_hidden_until_reveal(r2)
+
+
+def test_a_hole_card_entered_by_a_supervisor_is_sealed_in_the_command_and_the_resume() -> None:
+    r = _cap(
+        ROUND
+        + """
+rx 5C\\r\\n
+rx 9H\\r\\n
+rx 7S\\r\\n
+rx ZZ\\r\\n
+cmd card.enter card=QD actor=pit role=supervisor
+"""
+    )
+    _no_hole_in_status(r)
+    cmd = [e for e in r.events if e.type == "operator.command" and e.data["name"] == "card.enter"]
+    assert cmd and cmd[0].data["sealed"]
+    r2 = _more(r, "cmd box.stand box=1 actor=gs role=dealer")
+    _assert_hidden_until_reveal(r2)
+
+
+def test_a_hole_card_beyond_the_inventory_is_sealed_in_the_alarm_and_the_pause() -> None:
+    r = _cap(
+        ROUND.replace("cmd betting.open", "\n".join(["rx QD\\r\\n"] * 6) + "\ncmd betting.open")
+        + """
+rx 5C\\r\\n
+rx 9H\\r\\n
+rx 7S\\r\\n
+rx QD\\r\\n
+""",
+        burn="fixed:6",
+        decks=6,
+    )
+    kinds = [e.data["kind"] for e in r.events if e.type == "alarm.raised"]
+    assert "card-count-exceeded" in kinds
+    _no_hole_in_status(r)
+    r2 = _more(
+        r, "cmd card.accept actor=pit role=supervisor\ncmd box.stand box=1 actor=gs role=dealer"
+    )
+    _assert_hidden_until_reveal(r2)
+
+
+def test_a_hole_card_read_while_the_line_is_noisy_is_sealed_in_the_suspect_alarm() -> None:
+    r = _cap(
+        ROUND
+        + """
+rx 5C\\r\\n
+rx 9H\\r\\n
+rx 7S\\r\\n
+"""
+        + NOISE
+        + """
+rx QD\\r\\n
+"""
+    )
+    kinds = [e.data["kind"] for e in r.events if e.type == "alarm.raised"]
+    assert kinds == ["line-noise", "card-suspect"], kinds
+    _no_hole_in_status(r)
+    r2 = _more(
+        r, "cmd card.accept actor=pit role=supervisor\ncmd box.stand box=1 actor=gs role=dealer"
+    )
+    _assert_hidden_until_reveal(r2)
+
+
+def test_noise_after_a_clean_hole_card_seals_the_recent_frames_of_the_line_noise_alarm() -> None:
+    r = _cap(
+        ROUND
+        + """
+rx 5C\\r\\n
+rx 9H\\r\\n
+rx 7S\\r\\n
+rx QD\\r\\n
+"""
+        + NOISE
+    )
+    noise = [e for e in r.events if e.type == "alarm.raised" and e.data["kind"] == "line-noise"]
+    assert noise and noise[0].data["sealed"]
+    _no_hole_in_status(r)
+    r2 = _more(r, "cmd box.stand box=1 actor=gs role=dealer")
+    _assert_hidden_until_reveal(r2)
+
+
+def test_the_line_noisy_log_line_quotes_no_frame() -> None:
+    """The console log's "line noisy" warning said the decoded frames; the alarm lists them,
+    sealed while a card is secret, and the log says how many (``daemon/devices.py``)."""
+    from daemon.devices import DeviceRunner
+    from drivers.base import driver_class
+
+    drv = driver_class("shoe-line")(
+        msgspec.convert({"encoding": "rank-suit"}, driver_class("shoe-line").Options)
+    )
+    got: list[Any] = []
+    runner = DeviceRunner("shoe", drv, got.append, mono=lambda: 1.0, wall=lambda: 1.0)
+    with structlog.testing.capture_logs() as logs:
+        runner.on_data(b"QD\r\n" + b"\x01\x02\r\n" * 7, 1.0)
+    noisy = [x for x in logs if x["event"] == "line noisy"]
+    assert noisy, logs
+    assert HOLE not in repr(logs)
+    assert any(getattr(i.reading, "recent", None) == ("QD",) for i in got)  # the table's to seal
+
+
+def _more(r: Replayer, body: str) -> Replayer:
+    """Feed more lines to the same replayer (after the ones it has), at later times."""
+    t0 = len(r.events) + 100.0
+    lines = [
+        f"2026-12-05T10:{int(t0 // 60) % 60:02d}:{t0 % 60 + i * 0.5:06.3f}Z {row.strip()}"
+        for i, row in enumerate(x for x in body.strip().splitlines() if x.strip())
+    ]
+    r.feed(parse(HEAD.format(burn="none", decks=8) + "\n".join(lines) + "\n", "<more>"))
+    return r
+
+
+def test_an_altered_sealed_row_is_named_by_the_secret_check() -> None:
+    """``tablectl verify`` and the start open every sealed row against its ``sealed``."""
+    from daemon.games.blackjack.commitments import check_secrets
+
+    r = _cap(
+        ROUND + "\nrx 5C\\r\\n\nrx 9H\\r\\n\nrx 7S\\r\\n\nrx ZZ\\r\\n\n"
+        "cmd card.enter card=QD actor=pit role=supervisor\n"
+    )
+    db = r.journal.db
+    assert list(check_secrets(read_with_secrets(db))) == []
+    seq = next(e.seq for e in r.events if e.type == "table.resumed")
+    (body,) = db.execute("SELECT body FROM secrets WHERE seq = ?", (seq,)).fetchone()
+    db.execute(
+        "UPDATE secrets SET body = ? WHERE seq = ?",
+        (bytes(body).replace(b'"QD"', b'"KD"'), seq),
+    )
+    problems = list(check_secrets(read_with_secrets(db)))
+    assert problems and problems[0][0] == seq and "altered" in problems[0][1]
