@@ -169,7 +169,9 @@ class Game(Protocol):
     Optional hooks the table calls when present: ``on_restart(t, d)`` after a crash,
     ``held_alarm(g)`` for an alarm only the game's own commands settle (``held_help``: how),
     ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots,
-    ``check_secrets(events)`` for ``tablectl verify`` when the game journals secret parts.
+    ``check_secrets(events)`` for ``tablectl verify`` when the game journals secret parts,
+    ``secret_in_play(g)`` and ``sealed_words(before, inp, after)`` when a card is kept
+    secret: what may be it is sealed in every draft until it is over (``daemon/sealing.py``).
     """
 
     name: ClassVar[str]
