@@ -389,10 +389,15 @@ class Table:
         """
         assert self._sealer is not None
         after: TableState = d.state()
-        words = {*d.sealed_words, *self._sealer(t.game, inp, after.game)}
-        key = getattr(self.game, "salt_key", b"")
-        nonce = f"{t.commands}:{t.alarm_no}:{len(t.sealed)}"
-        if words and seal_drafts(d.drafts, words, key, nonce):
+        words = self._sealer(t.game, inp, after.game)
+        if d.sealed_words:
+            words = {*words, *d.sealed_words}
+        if words and seal_drafts(
+            d.drafts,
+            words,
+            getattr(self.game, "salt_key", b""),
+            f"{t.commands}:{t.alarm_no}:{len(t.sealed)}",
+        ):
             d.base, d._folded = t, 0  # fold again: the seals go into the state
             after = d.state()
         if after.sealed and not self.game.secret_in_play(after.game):  # type: ignore[attr-defined]
