@@ -38,12 +38,14 @@ _PUBLIC: Final = {"card.dealt": frozenset({"card"})}
 
 
 def _pattern(words: Iterable[str]) -> re.Pattern[str] | None:
+    """Card codes and frames as whole tokens (a code inside a longer word or number is not
+    that code); a word with a lower-case letter or a space (a card as a person typed it,
+    ``qd``, ``as``) only as a whole value, never as a word of a sentence."""
     ws = sorted({w for w in words if w}, key=len, reverse=True)
     if not ws:
         return None
-    alt = "|".join(re.escape(w) for w in ws)
-    # whole tokens: a card code inside a longer word or number is not that code
-    return re.compile(rf"(?<![0-9A-Za-z])(?:{alt})(?![0-9A-Za-z])")
+    alts = [rf"^{re.escape(w)}$" if w != w.upper() or " " in w else re.escape(w) for w in ws]
+    return re.compile(rf"(?<![0-9A-Za-z])(?:{'|'.join(alts)})(?![0-9A-Za-z])")
 
 
 def _mask(value: Any, pat: re.Pattern[str]) -> Any:

@@ -249,3 +249,52 @@ def test_an_altered_sealed_row_is_named_by_the_secret_check() -> None:
     )
     problems = list(check_secrets(read_with_secrets(db)))
     assert problems and problems[0][0] == seq and "altered" in problems[0][1]
+
+
+def test_a_hole_card_typed_in_lower_case_is_sealed_as_typed() -> None:
+    """``tablectl card qd`` names the queen of diamonds as surely as ``QD``: the command's
+    argument is sealed as typed (a typed word is matched as the whole value only, so an
+    ``as`` in a sentence is never taken for the ace of spades: ``daemon/sealing.py``)."""
+    r = _cap(
+        ROUND
+        + """
+rx 5C\\r\\n
+rx 9H\\r\\n
+rx 7S\\r\\n
+rx ZZ\\r\\n
+cmd card.enter card=qd actor=pit role=supervisor
+"""
+    )
+    cmd = next(
+        e for e in r.events if e.type == "operator.command" and e.data["name"] == "card.enter"
+    )
+    assert cmd.data["args"] == {"card": "(sealed)"}
+    r2 = _more(r, "cmd box.stand box=1 actor=gs role=dealer")
+    start = next(e.seq for e in r2.events if e.type == "betting.closed")
+    at = _reveal_at(r2)
+    for ev, raw in zip(r2.events, r2.lines(), strict=True):
+        if start <= ev.seq < at:
+            assert b"qd" not in raw.lower(), raw
+    _assert_hidden_until_reveal(r2)
+
+
+def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> None:
+    from daemon.events import draft
+    from daemon.sealing import seal_drafts
+
+    drafts = [
+        draft("alarm.cleared", {"id": "A1", "by": "pit", "reason": "set aside as a burn card"}),
+        draft(
+            "operator.command",
+            {
+                "name": "card.enter",
+                "args": {"card": "as"},
+                "actor": "pit",
+                "role": "supervisor",
+                "source": "control",
+            },
+        ),
+    ]
+    assert seal_drafts(drafts, {"as", "AS"}, b"k", "n")
+    assert drafts[0].data["reason"] == "set aside as a burn card"
+    assert drafts[1].data["args"] == {"card": "(sealed)"}
