@@ -12,9 +12,10 @@ so "the code appears" means "the hole card is shown".
 Before the event that turns it over (``dealer.hole_card``, a ``hand.void`` or the
 ``secret.opened`` of a void), the code is in no published byte (what the bus, a replay,
 ``tablectl recall`` and ``tablectl monitor`` read: ``read_raw``), in no console-log line
-(``daemon/event_log.py`` over the published events), and in nothing ``tablectl status``
-shows (the table's alarms, the game's summary); ``tablectl trace`` holds its records
-while a card is secret (``tests/test_blackjack_secret.py``). Afterwards the journal
+(``daemon/event_log.py`` over the published events), in nothing ``tablectl status``
+shows (the table's alarms, the game's summary) and in no record ``tablectl trace`` was
+sent (the daemon's :class:`~daemon.tracer.Tracer`, tapping each chunk and command as the
+daemon does, holding them while a card is secret). Afterwards the journal
 agrees: the chain verifies, every secret row opens its commitment, every seal is opened
 by a ``secret.opened`` that agrees with the secret rows, and the state rebuilt from the
 journal at every restart and at the end is the state the table played on.
@@ -36,6 +37,7 @@ from daemon.games.blackjack.commitments import check_secrets
 from daemon.journal import Batch, read_for_state, read_with_secrets, verify_chain
 from daemon.replay import REPLAY_SALT_KEY, Replayer, replay
 from daemon.table import Command, DeviceHealth, Table
+from daemon.tracer import Tracer
 
 #: codes the rounds' other cards are drawn from: few, so that six decks of them overflow
 COMMON = ("3S", "5C", "7H", "AC")
@@ -66,7 +68,18 @@ class Play:
         self.holes: list[str] = []  # the hole codes used, in order
         self.shown: set[str] = set()  # hole codes some published byte holds
         self.unread: list[str] = []  # true codes of the unreadable cards not yet entered
+        # tablectl trace's tap, as the daemon wires it: held while a card is secret
+        self.traced: list[bytes] = []
+        self.tracer = Tracer("bj", lambda _t, body: self.traced.append(body), self._m, self._w)
+        self.tracer.hold = lambda: bool(self.r.table.game.secret_in_play(self.r.state.game))
+        self.tracer.lease("*", 60)
         self.link()
+
+    def _m(self) -> float:
+        return self.mono
+
+    def _w(self) -> float:
+        return self.now
 
     # -- the inputs ------------------------------------------------------------------------
 
@@ -76,6 +89,7 @@ class Play:
             r.state = r.table.apply(r.state, x.type, x.data)
         if d.drafts:
             r.events.extend(r.journal.append([Batch(d.drafts, format_time(self.now), self.mono)]))
+            self.tracer.flush()
         self.check()
 
     def tick(self) -> None:
@@ -84,11 +98,15 @@ class Play:
 
     def cmd(self, name: str, role: str = "supervisor", **args: Any) -> None:
         self.tick()
+        self.tracer.lease("*", 60)
+        self.tracer.command(name, args, "t", role, "control")
         self.commit(self.r.table.decide(self.r.state, Command(name, args, "t", role)))
 
     def rx(self, data: bytes) -> None:
         self.tick()
         r = self.r
+        self.tracer.lease("*", 60)
+        self.tracer.frame("shoe", "rx", data, self.mono)
         for reading in r.protocols["shoe"].feed(data, self.mono):
             meter = r.noise.get("shoe")
             noisy = None if meter is None else meter.reading(reading, self.mono)
@@ -158,6 +176,13 @@ class Play:
         for h in hidden:
             if h not in self.shown and new:
                 assert h not in text, f"the console log shows the hole card {h}"
+        traced = b"".join(
+            bytes.fromhex(rec["hex"]) if "hex" in rec else msgspec.json.encode(rec)
+            for rec in map(msgspec.json.decode, self.traced)
+        )
+        for h in self.holes:
+            if h not in self.shown:
+                assert h.encode() not in traced, f"tablectl trace shows the hole card {h}"
         status = msgspec.json.encode(
             [msgspec.to_builtins(r.state.alarms), r.table.game.summary(r.state.game)]
         )
