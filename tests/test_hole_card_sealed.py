@@ -298,3 +298,61 @@ def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> N
     assert seal_drafts(drafts, {"as", "AS"}, b"k", "n")
     assert drafts[0].data["reason"] == "set aside as a burn card"
     assert drafts[1].data["args"] == {"card": "(sealed)"}
+
+
+def test_a_new_path_that_quotes_the_hole_card_is_sealed_without_a_line_of_its_own() -> None:
+    """A game that grows a new way to quote the hole card (here, a careless alarm naming it
+    as it is dealt, and another naming every card it holds) still publishes nothing of it:
+    the seal is the table's, on every draft, not each event's (``daemon/sealing.py``)."""
+    from daemon.games.blackjack.table import BlackjackRules, BlackjackTable
+    from daemon.replay import REPLAY_SALT_KEY
+    from daemon.table import Command, DeviceReading, Table, raise_alarm
+    from drivers.readings import CardDrawn
+
+    class Careless(BlackjackTable):
+        def _hole_card(self, t, s, d, h, at):  # type: ignore[no-untyped-def]
+            super()._hole_card(t, s, d, h, at)
+            raise_alarm(t, d, "debug", f"hole card {h.card}", rule="-", action="-", card=h.card)
+
+        def _card(self, t, s, d, h, **kw):  # type: ignore[no-untyped-def]
+            super()._card(t, s, d, h, **kw)
+            if s.held:
+                d.add("device.reply", device="shoe", command="held", text=repr(s.held))
+
+    game = Careless(BlackjackRules(start_burn="none"))
+    game.salt_key = REPLAY_SALT_KEY
+    table = Table(game, ["shoe"])
+    state = table.initial()
+    published: list[bytes] = []
+
+    def run(inp: Any) -> None:
+        nonlocal state
+        d = table.decide(state, inp)
+        for x in d.drafts:
+            state = table.apply(state, x.type, x.data)
+            published.append(canonical({k: v for k, v in x.data.items() if k != "secret"}))
+
+    for name, args in (("shoe.new", {}), ("betting.open", {}), ("betting.close", {"boxes": "1"})):
+        run(Command(name, args, "t", "supervisor"))
+    for code in ("5C", "9H", "ZZ", "QD"):  # the hole card waits behind the unreadable one
+        run(DeviceReading("shoe", _read(code), 1.0))
+    run(Command("card.enter", {"card": "8C"}, "t", "supervisor"))
+    assert state.game.round.commitment is not None  # QD is face down
+    assert all(b"QD" not in p for p in published), [p for p in published if b"QD" in p]
+    # and once more with the hole card read cleanly
+    run(Command("box.stand", {"box": "1"}, "t", "supervisor"))
+    for name, args in (("betting.open", {}), ("betting.close", {"boxes": "1"})):
+        run(Command(name, args, "t", "supervisor"))
+    n = len(published)
+    for code in ("2C", "3H", "4S", "KD"):
+        run(DeviceReading("shoe", _read(code), 1.0))
+    assert all(b"KD" not in p for p in published[n:])
+    assert isinstance(_read("KD"), CardDrawn)
+
+
+def _read(code: str) -> Any:
+    from drivers.readings import CardDrawn, CardUnreadable
+
+    if code == "ZZ":
+        return CardUnreadable(frame=b"ZZ", code="ZZ")
+    return CardDrawn(frame=code.encode(), card=code)
