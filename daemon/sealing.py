@@ -14,9 +14,9 @@ SHA-256(salt ‖ canonical JSON of the original fields). A card placed face up
 (``card.dealt``'s ``card``) is the one publication a word may not mask: it is public
 on the table.
 
-When the game's secret ends (the reveal, a void), :func:`opening` lists every sealed
-event's salt and original fields in one ``secret.opened`` event, so anyone can open
-each commitment. ``docs/decisions.md``, "The blackjack hole card".
+When the game's secret ends (the reveal, a void), the table lists every sealed event's
+opening (:func:`opened`: its salt and original fields) in one ``secret.opened`` event,
+so anyone can open each commitment. ``docs/decisions.md``, "The blackjack hole card".
 """
 
 from __future__ import annotations

@@ -400,7 +400,8 @@ class Table:
         ):
             d.base, d._folded = t, 0  # fold again: the seals go into the state
             after = d.state()
-        if after.sealed and not self.game.secret_in_play(after.game):  # type: ignore[attr-defined]
+        in_play = getattr(self.game, "secret_in_play", None)
+        if after.sealed and (in_play is None or not in_play(after.game)):
             d.add("secret.opened", opened=list(after.sealed))
 
     def _decide(self, t: TableState, inp: Input) -> Decision:
