@@ -142,6 +142,8 @@ class Play:
         for type_, data in read_for_state(r.journal.db):
             state = fresh.apply(state, type_, data)
         assert msgspec.to_builtins(state) == msgspec.to_builtins(r.state)
+        snap = fresh.decode_state(fresh.encode_state(state))  # a snapshot keeps the seals
+        assert msgspec.to_builtins(snap) == msgspec.to_builtins(state)
         r.table, r.state = fresh, state
         r.protocols["shoe"] = r.drivers["shoe"].protocol()
         r.noise["shoe"] = type(r.noise["shoe"])(r.noise["shoe"].rule)

@@ -224,3 +224,39 @@ def test_the_five_side_paths_on_a_running_daemon(tmp_path: Path) -> None:
         t.reveal("JD")
     finally:
         t.close()
+
+
+def test_a_crash_with_a_sealed_card_held_voids_the_round_and_opens_every_seal(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL while the hole card waits sealed behind an unreadable card: the start checks
+    the sealed rows it rebuilds from, the restart's void opens them (``secret.opened``), and
+    ``tablectl verify`` opens every secret row of the file."""
+    from daemon_harness import tablectl
+
+    t = Live(tmp_path)
+    try:
+        t.call("shoe.new")
+        t.send(*["KS"] * 6)
+        t.until(lambda e: e["type"] == "shoe.burn")
+        since = t.round()
+        t.send("5C", "9H", "ZZ", "QD")
+        held = t.until(lambda e: e["type"] == "card.held")
+        t.hidden("QD", since)
+        t.sub.close()
+        t.daemon.kill()
+        t.daemon.start()
+        t.sub = Subscriber(t.pub)
+        t.sub.sock.poll(5000)
+        events, _ = replay(t.rep, held["seq"])
+        void = next(e for e in events if e.type == "hand.void")
+        assert void.data["reason"] == "system-failure"
+        opened = next(e for e in events if e.type == "secret.opened")
+        got = {o["sealed"]: o["data"] for o in opened.data["opened"]}
+        assert got[held["data"]["sealed"]]["card"] == "QD"
+        assert all(b"QD" not in msgspec.json.encode(e) for e in events if e.seq < void.seq)
+    finally:
+        t.close()
+    out = tablectl(t.cfg, "verify")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "secret row(s) open their commitments" in out.stdout
