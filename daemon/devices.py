@@ -137,7 +137,7 @@ class DeviceRunner:
         if noisy is not None:
             # before the reading that tipped it, so the table holds what follows. The frames
             # that did decode are not quoted here: one may be a card dealt face down; the
-            # line-noise alarm lists them, sealed while a card is secret (daemon/sealing.py)
+            # line-noise alarm lists them, sealed while a card is secret (daemon/secrecy.py)
             self.log.warning(
                 "line noisy",
                 malformed=noisy.malformed,

@@ -27,7 +27,7 @@ import msgspec
 
 from daemon.events import SECRET, Draft, draft
 from daemon.games.describe import Describer
-from daemon.sealing import opened, seal_drafts, unsealed
+from daemon.secrecy import opened, seal_drafts, unsealed
 from drivers.readings import DeviceReply, LineNoise, Reading
 
 # -- inputs ------------------------------------------------------------------------
@@ -128,7 +128,7 @@ class TableState(msgspec.Struct, frozen=True):
     commands: int = 0
     running: bool = False  # between daemon.started and daemon.stopped
     game: Any = None
-    #: the openings of the events sealed while the game's card is secret (``daemon/sealing.py``):
+    #: the openings of the events sealed while the game's card is secret (``daemon/secrecy.py``):
     #: published in ``secret.opened`` when it is turned over; never shown
     sealed: tuple[dict[str, Any], ...] = ()
 
@@ -144,7 +144,7 @@ class Decision:
     fold: Callable[[Any, str, dict[str, Any]], Any] | None = None
     _folded: int = 0
     #: values this input brought that may be a secret card (frames the table quotes while
-    #: one is face down): sealed wherever a draft holds them (``daemon/sealing.py``)
+    #: one is face down): sealed wherever a draft holds them (``daemon/secrecy.py``)
     sealed_words: tuple[str, ...] = ()
 
     def add(self, type_: str, **data: Any) -> None:
@@ -171,7 +171,7 @@ class Game(Protocol):
     ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots,
     ``check_secrets(events)`` for ``tablectl verify`` when the game journals secret parts,
     ``secret_in_play(g)`` and ``sealed_words(before, inp, after)`` when a card is kept
-    secret: what may be it is sealed in every draft until it is over (``daemon/sealing.py``).
+    secret: what may be it is sealed in every draft until it is over (``daemon/secrecy.py``).
     """
 
     name: ClassVar[str]
@@ -357,7 +357,7 @@ class Table:
         self.game = game
         self.device_names = devices
         self.all_commands = {**self.commands, **game.commands}
-        #: a game that keeps a card secret names what may be it (``daemon/sealing.py``)
+        #: a game that keeps a card secret names what may be it (``daemon/secrecy.py``)
         self._sealer: Callable[[Any, Input | None, Any], Any] | None = getattr(
             game, "sealed_words", None
         )

@@ -254,7 +254,7 @@ def test_an_altered_sealed_row_is_named_by_the_secret_check() -> None:
 def test_a_hole_card_typed_in_lower_case_is_sealed_as_typed() -> None:
     """``tablectl card qd`` names the queen of diamonds as surely as ``QD``: the command's
     argument is sealed as typed (a typed word is matched as the whole value only, so an
-    ``as`` in a sentence is never taken for the ace of spades: ``daemon/sealing.py``)."""
+    ``as`` in a sentence is never taken for the ace of spades: ``daemon/secrecy.py``)."""
     r = _cap(
         ROUND
         + """
@@ -280,7 +280,7 @@ cmd card.enter card=qd actor=pit role=supervisor
 
 def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> None:
     from daemon.events import draft
-    from daemon.sealing import seal_drafts
+    from daemon.secrecy import seal_drafts
 
     drafts = [
         draft("alarm.cleared", {"id": "A1", "by": "pit", "reason": "set aside as a burn card"}),
@@ -303,7 +303,7 @@ def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> N
 def test_a_new_path_that_quotes_the_hole_card_is_sealed_without_a_line_of_its_own() -> None:
     """A game that grows a new way to quote the hole card (here, a careless alarm naming it
     as it is dealt, and another naming every card it holds) still publishes nothing of it:
-    the seal is the table's, on every draft, not each event's (``daemon/sealing.py``)."""
+    the seal is the table's, on every draft, not each event's (``daemon/secrecy.py``)."""
     from daemon.games.blackjack.table import BlackjackRules, BlackjackTable
     from daemon.replay import REPLAY_SALT_KEY
     from daemon.table import Command, DeviceReading, Table, raise_alarm

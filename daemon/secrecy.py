@@ -1,4 +1,4 @@
-"""Sealing: the one way a value that may be a secret card leaves the table before its reveal.
+"""Secrecy: the one way a value that may be a secret card leaves the table before its reveal.
 
 A game that keeps a card face down (the blackjack hole card) names, for each decision,
 the *sealed words*: the values of every reading that may be that card, however it
