@@ -356,3 +356,26 @@ def _read(code: str) -> Any:
     if code == "ZZ":
         return CardUnreadable(frame=b"ZZ", code="ZZ")
     return CardDrawn(frame=code.encode(), card=code)
+
+
+def test_a_garbled_line_is_counted_not_quoted_while_a_card_is_secret() -> None:
+    """A hole card garbled on the wire is no card to the table, but its bytes are: while a
+    card is secret the device runner's log and ``tablectl devices`` count a malformed or
+    unknown frame and say its length, not its bytes (``daemon/devices.py`` ``withhold``,
+    wired by the daemon to the game's ``secret_in_play``)."""
+    from daemon.devices import DeviceRunner
+    from drivers.base import driver_class
+
+    drv_cls = driver_class("shoe-line")
+    drv = drv_cls(msgspec.convert({"encoding": "rank-suit"}, drv_cls.Options))
+    runner = DeviceRunner("shoe", drv, lambda _i: None, mono=lambda: 1.0, wall=lambda: 1.0)
+    secret = [True]
+    runner.withhold = lambda: secret[0]
+    with structlog.testing.capture_logs() as logs:
+        runner.on_data(b"QD\x07\r\n", 1.0)
+    assert any(x["event"] == "malformed frame" for x in logs), logs
+    assert HOLE not in repr(logs) and HOLE.encode().hex() not in repr(logs)
+    st = runner.status()
+    assert st["malformed"] == 1 and HOLE.encode().hex() not in repr(st["last_malformed"])
+    secret[0] = False  # turned over: a technician sees the bytes again
+    assert HOLE.encode().hex() in runner.status()["last_malformed"]["frame"]
