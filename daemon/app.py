@@ -373,9 +373,13 @@ class Daemon(Liveness):
     # -- devices ----------------------------------------------------------------------------
 
     def _watch_device(self, dc: DeviceConfig, runner: DeviceRunner) -> None:
-        """Each device's frames and link changes, for ``tablectl trace``."""
+        """Each device's frames and link changes, for ``tablectl trace``; its frames withheld
+        from the log while a card is secret."""
         runner.taps.append(lambda d, data, mono, n=dc.name: self.tracer.frame(n, d, data, mono))
         runner.on_link.append(lambda up, n=dc.name, r=runner: self.tracer.link(n, up, r.reason))
+        secret = getattr(self.table.game, "secret_in_play", None)
+        if secret is not None:  # a garbled line may hold the card face down: not quoted then
+            runner.withhold = lambda: bool(secret(self.pipeline.state.game))
 
     def _trace_input(self, inp: Input) -> None:
         if isinstance(inp, Command):

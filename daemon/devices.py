@@ -71,6 +71,10 @@ class DeviceRunner:
         self.transport: Any = None
         self.taps: list[Tap] = []
         self.last_malformed: tuple[str, bytes] | None = None
+        #: true while the table keeps a card secret (the daemon wires the game's
+        #: ``secret_in_play``): a frame that is no reading (garbage, an unknown code) may be
+        #: a garbled hole card, so the log and the status say its length, not its bytes
+        self.withhold: Callable[[], bool] = lambda: False
         self.noise = None if noise is None else NoiseMeter(noise)
         self.on_link: list[Callable[[bool], None]] = []
         self._stale_timer: asyncio.TimerHandle | None = None
@@ -135,9 +139,14 @@ class DeviceRunner:
         c = self.counters
         noisy = None if self.noise is None else self.noise.reading(r, mono)
         if noisy is not None:
-            # before the reading that tipped it, so the table holds what follows
+            # before the reading that tipped it, so the table holds what follows. The frames
+            # that did decode are not quoted here: one may be a card dealt face down; the
+            # line-noise alarm lists them, sealed while a card is secret (daemon/secrecy.py)
             self.log.warning(
-                "line noisy", malformed=noisy.malformed, lines=noisy.lines, recent=noisy.recent
+                "line noisy",
+                malformed=noisy.malformed,
+                lines=noisy.lines,
+                decoded=len(noisy.recent),
             )
             self.submit(DeviceReading(self.name, noisy, mono))
         if isinstance(r, Malformed):
@@ -147,17 +156,27 @@ class DeviceRunner:
             if now - self._warned_at >= 1.0:  # a flood is counted in full but logged once a second
                 self._warned_at = now
                 self.log.warning(
-                    "malformed frame", reason=r.reason, frame=r.frame[:64], malformed=c.malformed
+                    "malformed frame",
+                    reason=r.reason,
+                    frame=self._quoted(r.frame),
+                    malformed=c.malformed,
                 )
             return
         if isinstance(r, Unknown):
             c.unknown += 1
-            self.log.info("unknown frame", frame=r.frame[:64], reason=r.reason)
+            self.log.info("unknown frame", frame=self._quoted(r.frame), reason=r.reason)
             return
         c.frames += 1
         if isinstance(r, DeviceReply) and r.command in ("*V", "version", "identity"):
             self.identity = r.text
         self.submit(DeviceReading(self.name, r, mono))
+
+    def _quoted(self, frame: bytes) -> bytes | str:
+        """A frame as the log may quote it: its first bytes, or only its length while a
+        card is secret."""
+        if self.withhold():
+            return f"({len(frame)} bytes, withheld while a card is secret)"
+        return frame[:64]
 
     # -- health -------------------------------------------------------------------------
 
@@ -239,7 +258,11 @@ class DeviceRunner:
             "noise_bursts": None if self.noise is None else self.noise.bursts,
             "last_malformed": None
             if self.last_malformed is None
-            else {"reason": self.last_malformed[0], "frame": self.last_malformed[1].hex()},
+            else {
+                "reason": self.last_malformed[0],
+                "frame": self.last_malformed[1].hex() if not self.withhold() else None,
+                "bytes": len(self.last_malformed[1]),
+            },
         }
 
     def status(self) -> dict[str, Any]:

@@ -25,8 +25,9 @@ from typing import Any, ClassVar, Protocol
 
 import msgspec
 
-from daemon.events import Draft, draft
+from daemon.events import SECRET, Draft, draft
 from daemon.games.describe import Describer
+from daemon.secrecy import opened, seal_drafts, unsealed
 from drivers.readings import DeviceReply, LineNoise, Reading
 
 # -- inputs ------------------------------------------------------------------------
@@ -127,6 +128,9 @@ class TableState(msgspec.Struct, frozen=True):
     commands: int = 0
     running: bool = False  # between daemon.started and daemon.stopped
     game: Any = None
+    #: the openings of the events sealed while the game's card is secret (``daemon/secrecy.py``):
+    #: published in ``secret.opened`` when it is turned over; never shown
+    sealed: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -139,6 +143,9 @@ class Decision:
     base: Any = None
     fold: Callable[[Any, str, dict[str, Any]], Any] | None = None
     _folded: int = 0
+    #: values this input brought that may be a secret card (frames the table quotes while
+    #: one is face down): sealed wherever a draft holds them (``daemon/secrecy.py``)
+    sealed_words: tuple[str, ...] = ()
 
     def add(self, type_: str, **data: Any) -> None:
         self.drafts.append(draft(type_, data))
@@ -162,7 +169,9 @@ class Game(Protocol):
     Optional hooks the table calls when present: ``on_restart(t, d)`` after a crash,
     ``held_alarm(g)`` for an alarm only the game's own commands settle (``held_help``: how),
     ``summary(g)`` for ``tablectl status``, ``STATE_VERSION`` for snapshots,
-    ``check_secrets(events)`` for ``tablectl verify`` when the game journals secret parts.
+    ``check_secrets(events)`` for ``tablectl verify`` when the game journals secret parts,
+    ``secret_in_play(g)`` and ``sealed_words(before, inp, after)`` when a card is kept
+    secret: what may be it is sealed in every draft until it is over (``daemon/secrecy.py``).
     """
 
     name: ClassVar[str]
@@ -348,6 +357,10 @@ class Table:
         self.game = game
         self.device_names = devices
         self.all_commands = {**self.commands, **game.commands}
+        #: a game that keeps a card secret names what may be it (``daemon/secrecy.py``)
+        self._sealer: Callable[[Any, Input | None, Any], Any] | None = getattr(
+            game, "sealed_words", None
+        )
 
     @property
     def state_version(self) -> str:
@@ -361,6 +374,37 @@ class Table:
     # -- decide ------------------------------------------------------------------------
 
     def decide(self, t: TableState, inp: Input) -> Decision:
+        d = self._decide(t, inp)
+        if self._sealer is not None and d.drafts:
+            self._seal(t, inp, d)
+        return d
+
+    def _seal(self, t: TableState, inp: Input | None, d: Decision) -> None:
+        """The one place a decision's drafts are sealed, and the round's seals opened.
+
+        Every draft of the decision, whoever added it, is sealed where it holds a value the
+        game names as possibly its secret card (``sealed_words``) or a frame the table
+        quoted while a card is secret (``Decision.sealed_words``); once the game's secret
+        is over, ``secret.opened`` opens every seal (``docs/decisions.md``).
+        """
+        assert self._sealer is not None
+        after: TableState = d.state()
+        words = self._sealer(t.game, inp, after.game)
+        if d.sealed_words:
+            words = {*words, *d.sealed_words}
+        if words and seal_drafts(
+            d.drafts,
+            words,
+            getattr(self.game, "salt_key", b""),
+            f"{t.commands}:{t.alarm_no}:{len(t.sealed)}",
+        ):
+            d.base, d._folded = t, 0  # fold again: the seals go into the state
+            after = d.state()
+        in_play = getattr(self.game, "secret_in_play", None)
+        if after.sealed and (in_play is None or not in_play(after.game)):
+            d.add("secret.opened", opened=list(after.sealed))
+
+    def _decide(self, t: TableState, inp: Input) -> Decision:
         d = Decision(base=t, fold=self.apply)
         if isinstance(inp, DeviceReading):
             r = inp.reading
@@ -435,6 +479,10 @@ class Table:
         """A noisy line: one latched alarm per device; the game holds what it reads."""
         if line_noise_alarm(t, device) is not None:
             return
+        secret = getattr(self.game, "secret_in_play", None)
+        if secret is not None and secret(t.game):
+            # the frames a noisy line read lately may hold the card dealt face down
+            d.sealed_words = tuple(r.recent)
         raise_alarm(
             t,
             d,
@@ -470,6 +518,8 @@ class Table:
         hook = getattr(self.game, "on_restart", None)
         if hook is not None and crashed:
             hook(d.state(), d)
+        if self._sealer is not None:
+            self._seal(t, None, d)
         return d
 
     def journal_recovered(self, t: TableState, info: dict[str, Any]) -> Decision:
@@ -540,12 +590,20 @@ class Table:
             "operator.command",
             "daemon.started",
             "daemon.stopped",
+            "secret.opened",
         }
     )
 
     def apply(self, t: TableState, type_: str, data: dict[str, Any]) -> TableState:
+        if SECRET in data and (o := opened(data)) is not None:
+            # sealed: the table keeps its opening; the game folds the fields as decided,
+            # the table's own state (an alarm's message) what was published
+            t = msgspec.structs.replace(t, sealed=(*t.sealed, o))
+            played = unsealed(data)
+        else:
+            played = data
         if type_ not in self._OWN:  # a card, a spin, a throw: the game's alone
-            g = self.game.apply(t.game, type_, data)
+            g = self.game.apply(t.game, type_, played)
             return t if g is t.game else msgspec.structs.replace(t, game=g)
         if type_.startswith("device."):
             health = "ok" if type_ == "device.connected" else type_[7:]
@@ -580,7 +638,9 @@ class Table:
             )
         elif type_ == "daemon.stopped":
             t = msgspec.structs.replace(t, running=False)
-        g = self.game.apply(t.game, type_, data)
+        elif type_ == "secret.opened":
+            return msgspec.structs.replace(t, sealed=())
+        g = self.game.apply(t.game, type_, played)
         if g is not t.game:
             t = msgspec.structs.replace(t, game=g)
         return t

@@ -28,7 +28,14 @@ SCHEMA_VERSION: Final = 1
 
 
 class Data(msgspec.Struct, kw_only=True, frozen=True):
-    """Base of every event's ``data``."""
+    """Base of every event's ``data``.
+
+    ``sealed``: the event holds a value that may be a card still face down (a blackjack
+    hole card), shown as ``(sealed)``; this is SHA-256(salt ‖ canonical JSON of the
+    original fields), opened by ``secret.opened`` once the card is turned over.
+    """
+
+    sealed: Annotated[str, Meta(pattern="^[0-9a-f]{64}$")] | UnsetType = UNSET
 
 
 # -- table events (every game) ----------------------------------------------------------------
@@ -128,6 +135,20 @@ class AlarmClearedData(Data):
     id: str
     by: str
     reason: str
+
+
+class SealedOpening(Data):
+    """One sealed event opened: its ``sealed``, the salt and the fields as decided."""
+
+    sealed: Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]  # type: ignore[assignment]
+    salt: Annotated[str, Meta(pattern="^[0-9a-f]{32}$")]
+    data: dict[str, Any]
+
+
+class SecretOpenedData(Data):
+    """The secret card is turned over: every event sealed while it was face down, opened."""
+
+    opened: list[SealedOpening]
 
 
 # -- shoe games (baccarat, dragon tiger) ----------------------------------------------------------
@@ -873,6 +894,7 @@ DATA: Final[dict[str, type[Data]]] = {
     "hand.demo": HandOutcomeData,
     "hand.void": HandVoidData,
     "table.paused": TablePausedData,
+    "secret.opened": SecretOpenedData,
     "table.resumed": TableResumedData,
     "spin.started": SpinStartedData,
     "wheel.number": WheelNumberData,

@@ -7,7 +7,9 @@ what was published, so it proves the commitment but not the secret row: an
 altered secret row would rebuild the table with another hole card, unseen.
 What proves a secret row is that it opens the commitment its event published,
 and that it agrees with the reveal (``dealer.hole_card``, or a ``hand.void``'s
-``hole``), which the chain proves too.
+``hole``), which the chain proves too. The other values sealed while the hole card
+was face down (``daemon/secrecy.py``) are checked the same way against their
+``sealed`` commitment and the ``secret.opened`` that opens them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import hashlib
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from daemon.secrecy import SEALED, SealedRows
 
 _CARD = re.compile(r"^[2-9TJQKA][CDHS]$")
 _SALT = re.compile(r"^[0-9a-f]{32}$")
@@ -54,7 +58,11 @@ def check_secrets(
     card and salt. A secret row beside any other event is reported too.
     """
     dealt: dict[str, tuple[int, Any]] = {}  # commitment → (its card.dealt's seq, secret part)
+    sealed = SealedRows()  # the other values sealed while the hole card was face down
     for seq, type_, data, secret in events:
+        yield from sealed.see(seq, type_, data, secret)
+        if isinstance(secret, dict) and SEALED in secret:
+            secret = {k: v for k, v in secret.items() if k != SEALED} or None
         published = data.get("commitment") if type_ == "card.dealt" and data.get("hole") else None
         if isinstance(published, str):
             if secret is not None and (why := _opens(secret, published)) is not None:

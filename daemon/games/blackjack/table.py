@@ -37,7 +37,10 @@ from daemon.games.blackjack.state import BlackjackRules, BlackjackState, Round, 
 from daemon.games.describe import Describer
 from daemon.procedures.shoe import ShoeGame, ShoeRules, ShoeState
 from daemon.procedures.shoe.apply import took_out
-from daemon.table import CommandSpec, Decision, Input, TableState
+from daemon.table import Command, CommandSpec, Decision, DeviceReading, Input, TableState
+from drivers.cards import CardError
+from drivers.cards import card as parse_card
+from drivers.readings import CardDrawn
 
 __all__ = ["BlackjackRules", "BlackjackTable", "commitment"]
 
@@ -135,6 +138,43 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
         """From no more bets to the reveal a hole card is, or may be about to be, face down."""
         rd: Round | None = getattr(s, "round", None)
         return rd is not None and s.phase in ("dealing", "paused") and not rd.revealed
+
+    def sealed_words(self, before: ShoeState, inp: Input | None, after: ShoeState) -> set[str]:
+        """What may be the hole card in this decision, sealed wherever it is quoted.
+
+        The reading that is dealt as the hole card is it. While the hole card is still to
+        be dealt, any card waiting for a supervisor (held behind an unreadable one, held
+        as suspect or beyond the shoe's inventory, the unreadable one's code) may be it,
+        and so may the card a supervisor enters for it.
+        Chosen by where a value came from, never by its value: whether an event is sealed
+        says nothing about the hole card. Once dealt, it is a commitment (:mod:`.dealing`).
+        """
+        words: set[str] = set()
+        dealt = getattr(after, "round", None)
+        if (
+            isinstance(inp, DeviceReading)
+            and isinstance(inp.reading, CardDrawn)
+            and dealt is not None
+            and dealt.commitment is not None
+            and getattr(getattr(before, "round", None), "commitment", None) is None
+        ):
+            # this reading is the hole card, dealt face down now: whatever else quotes it
+            r = inp.reading
+            words.update((r.card, r.frame.decode("ascii", "replace").strip()))
+        for s in (before, after):
+            rd: Round | None = getattr(s, "round", None)
+            if rd is None or rd.commitment is not None or not self.secret_in_play(s):
+                continue
+            for h in s.held:
+                words.update(w for w in (h.card, h.code) if w)
+            if s is before and s.held and isinstance(inp, Command) and inp.name == "card.enter":
+                text = str(inp.args.get("card", ""))
+                words.add(text)
+                try:
+                    words.add(parse_card(text))
+                except CardError:
+                    pass
+        return words
 
     # ============================================================ views
 
