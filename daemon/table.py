@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Protocol
 
 import msgspec
 
+from daemon import command_args
 from daemon.events import Draft, draft
 from daemon.games.describe import Describer
 from drivers.readings import DeviceReply, LineNoise, Reading
@@ -57,6 +58,9 @@ class Command(msgspec.Struct, frozen=True):
     role: str
     source: str = "control"
     mono: float | None = None
+    #: a control request's id and its sender (``daemon/requests.py``), journaled with it
+    request: str | int | None = None
+    peer: str | None = None
 
 
 Input = DeviceReading | DeviceHealth | Command
@@ -75,6 +79,10 @@ class Arg:
     required: bool = True
     option: bool = False  # ``--name VALUE``; else a positional word
     type: Callable[[str], Any] = str
+    #: what JSON value it takes (``daemon/command_args.py``): ``scalar`` (a string, an
+    #: integer, a finite number or a boolean), ``list`` (a scalar or a list of them),
+    #: ``objects`` (a list of objects)
+    kind: str = "scalar"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,14 @@ class CommandSpec:
     help: str
     words: tuple[str, ...] = ()
     args: tuple[Arg, ...] = ()
+    #: arguments it also takes that ``tablectl`` does not offer (a game server's, a tool's)
+    more: tuple[Arg, ...] = ()
+    #: roles that may issue it from the dealer's panel only (source ``button``), not from
+    #: the control socket (``docs/security.md``, Roles per command)
+    button_roles: frozenset[str] = frozenset()
+
+    def allows(self, role: str, source: str) -> bool:
+        return role in self.roles or (source == "button" and role in self.button_roles)
 
     def cli_words(self, name: str) -> tuple[str, ...]:
         return self.words or tuple(name.split("."))
@@ -100,9 +116,14 @@ REASON = Arg("reason", "why, for the record (journaled)", option=True)
 
 
 def spec(
-    help_text: str, *roles: str, words: tuple[str, ...] = (), args: tuple[Arg, ...] = ()
+    help_text: str,
+    *roles: str,
+    words: tuple[str, ...] = (),
+    args: tuple[Arg, ...] = (),
+    more: tuple[Arg, ...] = (),
+    button_roles: tuple[str, ...] = (),
 ) -> CommandSpec:
-    return CommandSpec(frozenset(roles), help_text, words, args)
+    return CommandSpec(frozenset(roles), help_text, words, args, more, frozenset(button_roles))
 
 
 # -- state -----------------------------------------------------------------------------
@@ -139,6 +160,8 @@ class Decision:
     base: Any = None
     fold: Callable[[Any, str, dict[str, Any]], Any] | None = None
     _folded: int = 0
+    #: the first and last seq its events were committed at (set by the pipeline)
+    seqs: tuple[int, int] | None = None
 
     def add(self, type_: str, **data: Any) -> None:
         self.drafts.append(draft(type_, data))
@@ -332,13 +355,27 @@ class Table:
 
     commands: ClassVar[dict[str, CommandSpec]] = {
         "alarm.clear": spec(
-            "clear a latched alarm: alarm clear ID --reason", "supervisor", "technician"
+            "clear a latched alarm: alarm clear ID --reason",
+            "supervisor",
+            "technician",
+            more=(Arg("id", "the alarm, or all"), REASON),
         ),
-        "device.command": spec("send a command to a device (journaled first)", "technician"),
+        "device.command": spec(
+            "send a command to a device (journaled first)",
+            "technician",
+            more=(Arg("device", "the device"), Arg("command", "the text sent")),
+        ),
         "wheel.reconcile": spec(
             "journal a reconciliation of a wheel's log (tablectl wheel reconcile)",
             "technician",
             "supervisor",
+            more=(
+                Arg("device", "the wheel"),
+                Arg("pages", "the log pages read", kind="list"),
+                Arg("logged", "numbers in the wheel's log"),
+                Arg("compared", "numbers compared"),
+                Arg("mismatches", "where they differ", kind="objects"),
+            ),
         ),
     }
     #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
@@ -384,9 +421,17 @@ class Table:
                     f"unknown command {inp.name!r} (known: {', '.join(sorted(self.all_commands))})"
                 )
                 return d
-            if inp.role not in cmd.roles:
+            if not cmd.allows(inp.role, inp.source):
                 need = " or ".join(sorted(cmd.roles))
-                d.refused = f"{inp.name} needs the {need} role; you are {inp.role}"
+                d.refused = f"{inp.name} needs the {need} role; you are {inp.role}" + (
+                    f" (the {inp.role} role sends it from the dealer's panel only)"
+                    if inp.role in cmd.button_roles
+                    else ""
+                )
+                return d
+            bad = command_args.problem(inp.name, cmd, inp.args)
+            if bad is not None:
+                d.refused = bad
                 return d
             size = len(msgspec.json.encode(inp.args))
             if size > ARGS_MAX_BYTES:
@@ -402,6 +447,7 @@ class Table:
                 actor=inp.actor,
                 role=inp.role,
                 source=inp.source,
+                **({} if inp.request is None else {"request": inp.request, "peer": inp.peer}),
             )
             if inp.name == "device.command":
                 dev, text = str(inp.args.get("device", "")), str(inp.args.get("command", ""))
@@ -470,6 +516,46 @@ class Table:
         hook = getattr(self.game, "on_restart", None)
         if hook is not None and crashed:
             hook(d.state(), d)
+        return d
+
+    def decide_failed(self, t: TableState, inp: Input, e: Exception) -> Decision:
+        """An input whose decide (or the apply of what it decided) raised: a bug, not the
+        input's fault alone. It is refused, nothing it decided is kept, and a latched
+        ``decide-failed`` alarm says so; the table goes on (``docs/reliability.md``).
+
+        The alarm names the input and where the bug is, never the exception's text: that
+        may quote what the input carried (a card still secret); the refusal, which goes
+        only to whoever sent the command, does quote it.
+        """
+        d = Decision(base=t, fold=self.apply)
+        where = _where(e)
+        device: str | None = None
+        if isinstance(inp, Command):
+            what = f"command {inp.name} from {inp.actor} ({inp.role}, {inp.source})"
+            d.refused = (
+                f"{inp.name} could not be decided: {type(e).__name__}: {str(e)[:200]} at "
+                f"{where}; refused, nothing changed (a decide-failed alarm is raised)"
+            )
+        else:
+            device = inp.device
+            kind = "reading" if isinstance(inp, DeviceReading) else "health change"
+            what = f"a {kind} from {device}"
+            d.refused = f"{what} could not be decided"
+        raise_or_repeat(
+            t,
+            d,
+            "decide-failed",
+            f"{what} could not be decided ({type(e).__name__} at {where}); it was refused "
+            "and nothing it decided was kept",
+            device=device,
+            rule="[ours] an input is committed or refused with a reason; a bug in deciding "
+            "one refuses that input and never stops the table",
+            action="report it with the console log's 'decide failed' line; check what the "
+            "input should have done and enter it by hand if needed, then clear the alarm",
+            severity="supervisor",
+            error=type(e).__name__,
+            where=where,
+        )
         return d
 
     def journal_recovered(self, t: TableState, info: dict[str, Any]) -> Decision:
@@ -596,3 +682,14 @@ class Table:
         alarms = {k: msgspec.convert(v, Alarm) for k, v in t.alarms.items()}
         devices = {n: t.devices.get(n, "disconnected") for n in self.device_names}
         return msgspec.structs.replace(t, game=g, alarms=alarms, devices=devices)
+
+
+def _where(e: BaseException) -> str:
+    """``file.py:LINE in function`` where ``e`` was raised (no source read: no I/O)."""
+    tb = e.__traceback__
+    if tb is None:
+        return "unknown"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno} in {code.co_name}"
