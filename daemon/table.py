@@ -327,15 +327,22 @@ def _reconciled(t: TableState, c: Command, d: Decision) -> None:
     if device not in t.devices:
         d.refused = f"no device {device!r} (devices: {', '.join(t.devices) or 'none'})"
         return
-    d.add(
-        "wheel.reconciled",
-        device=device,
-        by=c.actor,
-        pages=[int(p) for p in a.get("pages", [])],
-        logged=int(a.get("logged", 0)),
-        compared=int(a.get("compared", 0)),
-        mismatches=mismatches,
-    )
+    try:
+        pages = a.get("pages", [])
+        if not isinstance(pages, list):
+            raise TypeError("pages must be a list")
+        d.add(
+            "wheel.reconciled",
+            device=device,
+            by=c.actor,
+            pages=[int(p) for p in pages],
+            logged=int(a.get("logged", 0)),
+            compared=int(a.get("compared", 0)),
+            mismatches=mismatches,
+        )
+    except (TypeError, ValueError, OverflowError, msgspec.ValidationError) as e:
+        d.refused = f"wheel.reconcile: not a report tablectl sends ({e})"
+        return
     if mismatches:
         raise_alarm(
             t,

@@ -8,6 +8,8 @@ after a reconnect is what a real game server does.
 
 from __future__ import annotations
 
+import random
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -21,27 +23,122 @@ from daemon.config import load
 ROLES = ("viewer", "dealer", "supervisor", "technician")
 
 
-def blackjack_config(tmp: Path, pace: str = "0.002") -> Path:
-    """``config/blackjack.toml`` without its virtual players (the test is the game server),
-    a socket per role, the main socket a viewer's."""
-    cfg = fast_copy(
-        "blackjack.toml",
-        tmp,
-        {
-            "virtual_players": None,
-            "settle_seconds": "0.02",
-            "decision_seconds": "60.0",
-            "insurance_seconds": "60.0",
-        },
-        f"seed = 5\npace = {pace}\nerror_every = 0",
-    )
-    text = cfg.read_text()
+def role_config(name: str, tmp: Path, keys: dict[str, str | None], sim: str) -> Path:
+    """``config/<name>`` as ``fast_copy`` makes it, with a socket per role and the main
+    socket a viewer's."""
+    cfg = fast_copy(name, tmp, keys, sim)
+    text = re.sub(r"^roles = .*\n", "", cfg.read_text(), flags=re.M)
     roles = ", ".join(f'{r} = ""' for r in ROLES)
     assert 'role = "supervisor"\n' in text
     cfg.write_text(
         text.replace('role = "supervisor"\n', f'role = "viewer"\nroles = {{ {roles} }}\n')
     )
     return cfg
+
+
+def blackjack_config(tmp: Path, pace: str = "0.002") -> Path:
+    """``config/blackjack.toml`` without its virtual players (the test is the game server)."""
+    keys: dict[str, str | None] = {
+        "virtual_players": None,
+        "settle_seconds": "0.02",
+        "decision_seconds": "60.0",
+        "insurance_seconds": "60.0",
+    }
+    return role_config("blackjack.toml", tmp, keys, f"seed = 5\npace = {pace}\nerror_every = 0")
+
+
+#: each game's demo config, made fast and busy: (file, keys, simulator)
+GAME_CONFIGS: dict[str, tuple[str, dict[str, str | None], str]] = {
+    "baccarat": (
+        "demo.toml",
+        {"betting_seconds": "0.15", "settle_seconds": "0.02"},
+        "seed = 3\npace = 0.003\nerror_every = 4",
+    ),
+    "dragon-tiger": (
+        "dragon-tiger.toml",
+        {"betting_seconds": "0.15", "settle_seconds": "0.02"},
+        "seed = 3\npace = 0.003\nerror_every = 4",
+    ),
+    "blackjack": (
+        "blackjack.toml",
+        {"settle_seconds": "0.05", "decision_seconds": "0.4", "insurance_seconds": "0.3"},
+        "seed = 3\npace = 0.003\nerror_every = 3",
+    ),
+    "paigow": (
+        "paigow.toml",
+        {"betting_seconds": "0.15", "settle_seconds": "0.02"},
+        "seed = 3\npace = 0.01\nerror_every = 4",
+    ),
+    "sicbo": (
+        "sicbo.toml",
+        {"betting_seconds": "0.15", "settle_seconds": "0.02"},
+        "seed = 3\npace = 0.05\nerror_every = 4",
+    ),
+    "roulette": ("roulette.toml", {}, "seed = 3\nperiod = 0.05\nfault_every = 4"),
+}
+
+
+def game_config(game: str, tmp: Path) -> Path:
+    name, keys, sim = GAME_CONFIGS[game]
+    return role_config(name, tmp, keys, sim)
+
+
+def json_value(rng: random.Random, depth: int = 0) -> Any:
+    """An arbitrary JSON value: nulls, nesting, huge and odd numbers, long and unicode text."""
+    k = rng.randrange(12 if depth < 3 else 8)
+    if k == 0:
+        return None
+    if k == 1:
+        return rng.choice([True, False])
+    if k == 2:
+        return rng.choice([0, 1, -1, 7, 2**63 - 1, 2**63, -(2**64), 10**30, 3])
+    if k == 3:
+        return rng.choice([0.5, 1e308, -1e-308, 2.0, 1.0000001, -0.0])
+    if k == 4:
+        return rng.choice(["", " ", "1", "1,3,5", "KD", "9D", "yes", "no", "all", "A1", "2p"])
+    if k == 5:
+        return rng.choice(["x" * rng.choice([100, 600, 1100, 5000]), "\u0000\u202e", "🂡" * 3])
+    if k == 6:
+        return "".join(chr(rng.randrange(0x20, 0x2FFF)) for _ in range(rng.randrange(1, 12)))
+    if k == 7:
+        return str(rng.randrange(-3, 12))
+    if k in (8, 9):
+        return [json_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {
+        rng.choice(["box", "a", "card", "", "💥"]): json_value(rng, depth + 1)
+        for _ in range(rng.randrange(3))
+    }
+
+
+#: a value each argument might well have, so that some fuzzed commands are committed
+PLAUSIBLE: dict[str, list[Any]] = {
+    "box": ["1", "2", "3", 4, "7"],
+    "boxes": ["1,3", "2", [1, 2, 3], "1,2,3,4,5,6,7"],
+    "card": ["KD", "9D", "AS", "2C"],
+    "take": ["yes", "no"],
+    "turn": ["1", "2", "3", 4],
+    "reason": ["fuzz", "misread"],
+    "id": ["all", "A1", "A2"],
+    "die1": [1, 3, 6],
+    "die2": [2, 4],
+    "die3": [5, 6],
+    "tile": ["9p", "wd", "1p"],
+    "device": ["shoe", "wheel", "dice", "tiles"],
+    "command": ["status", "version"],
+    "player": ["p1"],
+}
+
+
+def fuzz_args(rng: random.Random, names: list[str]) -> dict[str, Any]:
+    """Arguments for a command that takes ``names``: mostly those, now and then another;
+    half the values plausible, half arbitrary JSON."""
+    keys = [n for n in names if rng.random() < 0.8]
+    if rng.random() < 0.15:
+        keys.append(rng.choice(["x", "player", "boxes", "reason", "id", "", "die1"]))
+    return {
+        k: rng.choice(PLAUSIBLE[k]) if k in PLAUSIBLE and rng.random() < 0.5 else json_value(rng)
+        for k in keys
+    }
 
 
 def role_endpoints(cfg: Path) -> dict[str, str]:

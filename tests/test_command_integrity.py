@@ -143,6 +143,11 @@ def test_a_command_while_the_journal_fails_is_refused_not_queued(tmp_path):
     dealer, late, viewer = Raw(eps["dealer"]), Raw(eps["dealer"]), Raw(eps["viewer"])
     try:
         d.start()
+        deadline = time.monotonic() + 10
+        while viewer.call(cmd("status"))["result"]["last_seq"] < 2:  # device.connected
+            assert time.monotonic() < deadline, "the shoe never connected"
+            time.sleep(0.02)
+        # the table is idle now (no shoe, no players): shoe.new is the next commit
         flag.touch()
         dealer.send(cmd("shoe.new", "taken"))  # its commit fails: no answer until it holds
         deadline = time.monotonic() + 10
