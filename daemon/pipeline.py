@@ -43,7 +43,7 @@ from daemon.journal import (
     read_with_secrets,
     verify_chain,
 )
-from daemon.table import Decision, Input, Table, TableState
+from daemon.table import Decision, Input, Table, TableState, where_raised
 from daemon.writer import Publisher, Sentinel, Writer
 
 log = structlog.get_logger("pipeline")
@@ -432,6 +432,7 @@ class Pipeline:
             command=getattr(inp, "name", None),
             device=getattr(inp, "device", None),
             error=type(e).__name__,
+            where=where_raised(e),  # not the text, not the traceback: they may quote a secret
         )
         try:
             d = self.table.decide_failed(state, inp, e)

@@ -535,7 +535,7 @@ class Table:
         only to whoever sent the command, does quote it.
         """
         d = Decision(base=t, fold=self.apply)
-        where = _where(e)
+        where = where_raised(e)
         device: str | None = None
         if isinstance(inp, Command):
             what = f"command {inp.name} from {inp.actor} ({inp.role}, {inp.source})"
@@ -691,7 +691,7 @@ class Table:
         return msgspec.structs.replace(t, game=g, alarms=alarms, devices=devices)
 
 
-def _where(e: BaseException) -> str:
+def where_raised(e: BaseException) -> str:
     """``file.py:LINE in function`` where ``e`` was raised (no source read: no I/O)."""
     tb = e.__traceback__
     if tb is None:
