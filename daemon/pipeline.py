@@ -33,6 +33,7 @@ from typing import Any
 
 import structlog
 
+from daemon import decide_failure
 from daemon.events import GENESIS, Event, decode, utc_text
 from daemon.journal import (
     Batch,
@@ -43,7 +44,7 @@ from daemon.journal import (
     read_with_secrets,
     verify_chain,
 )
-from daemon.table import Decision, Input, Table, TableState, where_raised
+from daemon.table import Decision, Input, Table, TableState
 from daemon.writer import Publisher, Sentinel, Writer
 
 log = structlog.get_logger("pipeline")
@@ -432,10 +433,12 @@ class Pipeline:
             command=getattr(inp, "name", None),
             device=getattr(inp, "device", None),
             error=type(e).__name__,
-            where=where_raised(e),  # not the text, not the traceback: they may quote a secret
+            where=decide_failure.where_raised(
+                e
+            ),  # not the text, not the traceback: they may quote a secret
         )
         try:
-            d = self.table.decide_failed(state, inp, e)
+            d = decide_failure.refused(self.table, state, inp, e)
             after = state
             for x in d.drafts:
                 after = self.table.apply(after, x.type, x.data)

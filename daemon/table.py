@@ -525,46 +525,6 @@ class Table:
             hook(d.state(), d)
         return d
 
-    def decide_failed(self, t: TableState, inp: Input, e: Exception) -> Decision:
-        """An input whose decide (or the apply of what it decided) raised: a bug, not the
-        input's fault alone. It is refused, nothing it decided is kept, and a latched
-        ``decide-failed`` alarm says so; the table goes on (``docs/reliability.md``).
-
-        The alarm names the input and where the bug is, never the exception's text: that
-        may quote what the input carried (a card still secret); the refusal, which goes
-        only to whoever sent the command, does quote it.
-        """
-        d = Decision(base=t, fold=self.apply)
-        where = where_raised(e)
-        device: str | None = None
-        if isinstance(inp, Command):
-            what = f"command {inp.name} from {inp.actor} ({inp.role}, {inp.source})"
-            d.refused = (
-                f"{inp.name} could not be decided: {type(e).__name__}: {str(e)[:200]} at "
-                f"{where}; refused, nothing changed (a decide-failed alarm is raised)"
-            )
-        else:
-            device = inp.device
-            kind = "reading" if isinstance(inp, DeviceReading) else "health change"
-            what = f"a {kind} from {device}"
-            d.refused = f"{what} could not be decided"
-        raise_or_repeat(
-            t,
-            d,
-            "decide-failed",
-            f"{what} could not be decided ({type(e).__name__} at {where}); it was refused "
-            "and nothing it decided was kept",
-            device=device,
-            rule="[ours] an input is committed or refused with a reason; a bug in deciding "
-            "one refuses that input and never stops the table",
-            action="report it with the console log's 'decide failed' line; check what the "
-            "input should have done and enter it by hand if needed, then clear the alarm",
-            severity="supervisor",
-            error=type(e).__name__,
-            where=where,
-        )
-        return d
-
     def journal_recovered(self, t: TableState, info: dict[str, Any]) -> Decision:
         """Journal writes failed for a while and work again: a latched alarm says so."""
         d = Decision(base=t, fold=self.apply)
@@ -689,14 +649,3 @@ class Table:
         alarms = {k: msgspec.convert(v, Alarm) for k, v in t.alarms.items()}
         devices = {n: t.devices.get(n, "disconnected") for n in self.device_names}
         return msgspec.structs.replace(t, game=g, alarms=alarms, devices=devices)
-
-
-def where_raised(e: BaseException) -> str:
-    """``file.py:LINE in function`` where ``e`` was raised (no source read: no I/O)."""
-    tb = e.__traceback__
-    if tb is None:
-        return "unknown"
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return f"{code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno} in {code.co_name}"
