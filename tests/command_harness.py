@@ -205,6 +205,18 @@ def until_ok(client: Raw, req: dict[str, Any], timeout: float = 20.0) -> dict[st
         time.sleep(0.02)
 
 
+def open_betting(dealer: Raw, viewer: Raw, timeout: float = 20.0) -> None:
+    """A new shoe, its burn done (betting opened before it voids the hand: seed 002), then
+    betting open."""
+    until_ok(dealer, cmd("shoe.new"))
+    deadline = time.monotonic() + timeout
+    while phase(viewer) in ("no-shoe", "burning"):
+        assert time.monotonic() < deadline, "the shoe never burnt its card"
+        time.sleep(0.02)
+    until_ok(dealer, cmd("betting.open"))
+    assert phase(viewer) == "betting"
+
+
 def phase(viewer: Raw) -> str:
     r = viewer.call(cmd("status"))
     assert r["ok"], r

@@ -735,7 +735,7 @@ def id_eviction(work: Path, rng: random.Random, n: int) -> None:
     its socket sends 4,200 ``status`` requests (which evicted the id before); the retry, from
     a new connection, is answered as committed at the same seq; the daemon is killed or
     stopped and restarted; the retry again gets the same seq. Each id is in the journal once."""
-    from command_harness import Raw, blackjack_config, cmd, role_endpoints, until_ok
+    from command_harness import Raw, blackjack_config, cmd, open_betting, role_endpoints
 
     cfg = blackjack_config(work)
     eps = role_endpoints(cfg)
@@ -746,9 +746,9 @@ def id_eviction(work: Path, rng: random.Random, n: int) -> None:
         d = Daemon(cfg)
         try:
             d.start()
-            dealer, other = Raw(eps["dealer"]), Raw(eps["dealer"])
-            until_ok(dealer, cmd("shoe.new"))  # refused while a shoe is in play: fine
-            until_ok(dealer, cmd("betting.open"))
+            dealer, other, viewer = Raw(eps["dealer"]), Raw(eps["dealer"]), Raw(eps["viewer"])
+            open_betting(dealer, viewer)  # a new shoe each time, its burn done
+            viewer.close()
             boxes = ",".join(str(b) for b in sorted(rng.sample(range(1, 8), rng.randint(1, 3))))
             req = cmd("betting.close", f"gs-{k}", boxes=boxes)
             first = dealer.call(req)

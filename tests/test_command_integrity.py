@@ -12,7 +12,15 @@ import json
 import time
 
 import msgspec
-from command_harness import Raw, blackjack_config, cmd, phase, role_endpoints, until_ok
+from command_harness import (
+    Raw,
+    blackjack_config,
+    cmd,
+    open_betting,
+    phase,
+    role_endpoints,
+    until_ok,
+)
 from daemon_harness import Daemon
 
 from daemon.games.baccarat.table import BaccaratTable
@@ -31,12 +39,6 @@ def _events(tmp_path) -> list:
         j.close()
 
 
-def _open_betting(dealer: Raw, viewer: Raw) -> None:
-    until_ok(dealer, cmd("shoe.new"))
-    until_ok(dealer, cmd("betting.open"))
-    assert phase(viewer) == "betting"
-
-
 def test_malformed_commands_from_the_dealer_are_refused_and_the_table_goes_on(tmp_path):
     """``betting.close`` with ``boxes`` [null], [[…]], [{…}], [1e400] stopped the daemon
     (exit 1, a TypeError in decide) before the arguments were checked against a schema;
@@ -47,7 +49,7 @@ def test_malformed_commands_from_the_dealer_are_refused_and_the_table_goes_on(tm
     dealer, viewer = Raw(eps["dealer"]), Raw(eps["viewer"])
     try:
         d.start()
-        _open_betting(dealer, viewer)
+        open_betting(dealer, viewer)
         for i, raw in enumerate(MALFORMED):
             body = b'{"cmd":"betting.close","id":"m%d","args":{"boxes":%s}}' % (i, raw)
             r = dealer.call(body)
@@ -185,7 +187,7 @@ def test_a_committed_id_is_answered_as_committed_after_eviction_and_restart(tmp_
     dealer, viewer = Raw(eps["dealer"]), Raw(eps["viewer"])
     try:
         d.start()
-        _open_betting(dealer, viewer)
+        open_betting(dealer, viewer)
         first = dealer.call(cmd("betting.close", "gs-1", boxes="2"))
         assert first["ok"], first
         seq = first["result"].get("seq")
@@ -232,7 +234,7 @@ def test_a_retry_while_the_first_is_in_flight_on_another_connection_is_applied_o
     a, b, viewer = Raw(eps["dealer"]), Raw(eps["dealer"]), Raw(eps["viewer"])
     try:
         d.start()
-        _open_betting(a, viewer)
+        open_betting(a, viewer)
         a.send(cmd("betting.close", "twice", boxes="1,2"))
         b.send(cmd("betting.close", "twice", boxes="1,2"))
         ra, rb = a.recv(), b.recv()
@@ -249,3 +251,44 @@ def test_a_retry_while_the_first_is_in_flight_on_another_connection_is_applied_o
         if e.type == "operator.command" and e.data.get("request") == "twice"
     ]
     assert len(tagged) == 1
+
+
+def test_a_retried_box_hit_after_eviction_gives_the_box_one_card(tmp_path):
+    """The issue's own case: the game server's ``box.hit`` with an id, 4,200 ``status``
+    requests from another client, the same ``box.hit`` again: one decision, one card."""
+    cfg = blackjack_config(tmp_path)
+    eps = role_endpoints(cfg)
+    d = Daemon(cfg)
+    dealer, viewer = Raw(eps["dealer"]), Raw(eps["viewer"])
+    try:
+        d.start()
+        open_betting(dealer, viewer)
+        assert dealer.call(cmd("betting.close", boxes="1"))["ok"]
+        deadline = time.monotonic() + 20
+        while True:  # the simulated shoe deals; then the table waits for box 1
+            exp = viewer.call(cmd("status"))["result"]["state"]["expects"]
+            if exp is not None and exp["expects"] == "decision":
+                break
+            assert time.monotonic() < deadline, exp
+            time.sleep(0.02)
+        hit = cmd("box.hit", "gs-hit", box="1")
+        first = dealer.call(hit)
+        assert first["ok"], first
+        other = Raw(eps["viewer"])
+        for i in range(0, 4200, 8):
+            for k in range(8):
+                other.send(cmd("status", f"s{i + k}"))
+            for _ in range(8):
+                assert other.recv()["ok"]
+        other.close()
+        dealer.reconnect()
+        again = dealer.call(hit)
+        assert again["ok"] and again["result"].get("replayed"), again
+        assert again["result"]["seq"] == first["result"]["seq"]
+    finally:
+        dealer.close()
+        viewer.close()
+        d.stop()
+        d.close()
+    decisions = [e for e in _events(tmp_path) if e.type == "box.decision"]
+    assert [(e.data["box"], e.data["decision"]) for e in decisions] == [(1, "hit")]
