@@ -49,6 +49,7 @@ from daemon.config import (
     prepare_state_dir,
 )
 from daemon.control import ControlError, ControlServer, Peer
+from daemon.control_commands import TableCommands
 from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner, DeviceSet
 from daemon.event_log import event_logger
@@ -156,17 +157,25 @@ class Daemon(Liveness):
             curve=self.security.bus_curve,
             signer=self.security.signer,
         )
+        # the request ids the journal committed, before any request is answered
+        self.commands = TableCommands(self.pipeline, self.journal, self.clock.mono)
+        journaled = self.table.all_commands.__contains__  # only these take a request id's memory
         self.control = ControlServer(
             self.ctx,
             s.control_endpoint,
             self.handle,
             ipc_mode=cfg.control.mode,
             curve=self.security.control_curve,
+            remember=journaled,
         )
         # One socket per role: who can open it is decided by its file's group and mode.
         self.role_controls = [
             ControlServer(
-                self.ctx, ep, functools.partial(self.handle, role=role), ipc_mode=cfg.control.mode
+                self.ctx,
+                ep,
+                functools.partial(self.handle, role=role),
+                ipc_mode=cfg.control.mode,
+                remember=journaled,
             )
             for role, ep in s.role_endpoints.items()
         ]
@@ -445,33 +454,7 @@ class Daemon(Liveness):
                 raise ControlError(refused)
         if cmd in self.table.all_commands:
             actor = peer.actor(msg.get("actor"))  # a CURVE key's name when there is one
-            fut = self.pipeline.submit(
-                Command(cmd, args, actor, role, source="control", mono=self.clock.mono()),
-                reply=True,
-            )
-            assert fut is not None
-            if not self.pipeline.healthy:
-                # the decision waits for the disk: say so now rather than time out the caller
-                return {
-                    "accepted": cmd,
-                    "queued": True,
-                    "events": [],
-                    "last_seq": self.journal.last_seq,
-                    "note": "the journal is failing: the command is queued in order and is "
-                    f"decided when writing works again ({self.pipeline.stats.last_error})",
-                }
-            try:
-                d = await fut
-            except JournalError as e:
-                raise ControlError(str(e)) from None
-            if d.refused is not None:
-                raise ControlError(d.refused)
-            return {
-                "accepted": cmd,
-                "events": [x.type for x in d.drafts],
-                "last_seq": self.journal.last_seq,
-                **d.reply,
-            }
+            return await self.commands.run(cmd, args, actor, role, peer, msg.get("id"))
         known = sorted([*DAEMON_COMMANDS, *self.table.all_commands])
         raise ControlError(f"unknown command {cmd!r} (known: {', '.join(known)})")
 

@@ -30,8 +30,11 @@ wrong types (``id`` must be a string of at most 128 characters or an
 integer, ``actor`` a string of at most 128, ``cmd`` at most 64).
 
 Replayed commands change nothing: the server remembers the last
-``REMEMBER`` requests that carried an ``id`` (for ``REMEMBER_FOR`` s), per
-peer: the CURVE key's name when there is one, else the connection. The same
+``REMEMBER`` requests that carried an ``id`` (for ``REMEMBER_FOR`` s) and whose
+command ``remember`` names (the journaled ones: ``status`` takes no memory), per
+peer: the CURVE key's name when there is one, else the connection. This memory
+is a shortcut; the one that holds across connections and restarts is the
+journal's (``daemon/requests.py``). The same
 ``id`` again with the same ``cmd``/``args``/``actor`` gets the first reply
 again without running the handler (also while the first is still running);
 with anything else it is refused. :class:`~daemon.control_client.ControlClient` makes ids unique
@@ -211,8 +214,12 @@ class ControlServer:
         max_message: int = 65536,
         linger_ms: int = 200,
         curve: ServerCurve | None = None,
+        remember: Callable[[str], bool] | None = None,
     ) -> None:
         self.ctx = ctx
+        #: which commands' ids are remembered against replay: read-only ones (``status``)
+        #: change nothing, so they must not take the memory (and evict others' ids)
+        self.remember = remember or (lambda cmd: True)
         self.endpoint = endpoint
         self.handler = handler
         self.ipc_mode = ipc_mode
@@ -360,7 +367,7 @@ class ControlServer:
             )
             return
         seen: _Seen | None = None
-        if req_id is not None:
+        if req_id is not None and self.remember(req["cmd"]):
             key = (peer.user if peer.user is not None else peer.identity, req_id)
             digest = _sorted.encode([req["cmd"], req["args"], req.get("actor")])
             earlier = self._recall(key)

@@ -33,6 +33,7 @@ from typing import Any
 
 import structlog
 
+from daemon import decide_failure
 from daemon.events import GENESIS, Event, decode, utc_text
 from daemon.journal import (
     Batch,
@@ -114,6 +115,8 @@ class Stats:
     #: where that walk began: 1, or the seq of the stored proof it started from
     verified_from: int = 0
     dropped: int = 0
+    #: inputs whose decide raised: refused, each with a decide-failed alarm
+    decide_failures: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -405,7 +408,8 @@ class Pipeline:
             log.error("daemon.stopped not committed", error=f"{type(e).__name__}: {e}")
 
     def _decide(self, items: list[_Item], state: TableState) -> _Decided:
-        """Decide ``items`` in order from ``state``; pure: nothing is told or counted yet."""
+        """Decide ``items`` in order from ``state``; pure: nothing is told or counted yet
+        (but for an input whose decide raised: its log line and count)."""
         decided: list[tuple[Decision, _Item | None]] = []
         draft_lists: list[list[Any]] = []
         marks: list[tuple[asyncio.Future[TableState], TableState]] = []
@@ -416,14 +420,42 @@ class Pipeline:
                 if it.mark is not None:
                     marks.append((it.mark, state))
                 continue
-            d = decide(state, it.inp)
+            try:
+                d = decide(state, it.inp)
+                after = state
+                for x in d.drafts:
+                    after = apply(after, x.type, x.data)
+            except Exception as e:  # a bug: this input is refused, the table goes on
+                d, after = self._failed_input(state, it.inp, e)
+            state = after
             if d.refused is not None:
                 refused += 1
-            for x in d.drafts:
-                state = apply(state, x.type, x.data)
             decided.append((d, it))
             draft_lists.append(d.drafts)
         return _Decided(items, decided, draft_lists, state, marks, refused)
+
+    def _failed_input(self, state: TableState, inp: Input, e: Exception) -> tuple[Decision, Any]:
+        """The decision for an input whose decide raised: refused, with its alarm."""
+        self.stats.decide_failures += 1
+        log.error(
+            "decide failed: the input is refused",
+            input=type(inp).__name__,
+            command=getattr(inp, "name", None),
+            device=getattr(inp, "device", None),
+            error=type(e).__name__,
+            where=decide_failure.where_raised(
+                e
+            ),  # not the text, not the traceback: they may quote a secret
+        )
+        try:
+            d = decide_failure.refused(self.table, state, inp, e)
+            after = state
+            for x in d.drafts:
+                after = self.table.apply(after, x.type, x.data)
+            return d, after
+        except Exception as again:  # the alarm itself fails: refused, nothing committed
+            log.error("decide failed, and its alarm too", error=type(again).__name__)
+            return Decision(refused=f"could not be decided ({type(e).__name__})"), state
 
     async def _commit_batch(self, batch: _Decided) -> None:
         self.stats.inputs += len(batch.decided)
@@ -510,6 +542,11 @@ class Pipeline:
                 listener(events)
             except Exception:
                 log.exception("event listener failed")
+        seq = events[0].seq if events else 0
+        for (d, _), drafts in zip(decided, draft_lists, strict=True):
+            if drafts:  # the events come back in the order of the batches
+                d.seqs = (seq, seq + len(drafts) - 1)
+                seq += len(drafts)
         for d, it in decided:
             if it is not None and it.future is not None and not it.future.done():
                 it.future.set_result(d)

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Protocol
 
 import msgspec
 
+from daemon import command_args
 from daemon.events import SECRET, Draft, draft
 from daemon.games.describe import Describer
 from daemon.secrecy import opened, seal_drafts, unsealed
@@ -58,6 +59,9 @@ class Command(msgspec.Struct, frozen=True):
     role: str
     source: str = "control"
     mono: float | None = None
+    #: a control request's id and its sender (``daemon/requests.py``), journaled with it
+    request: str | int | None = None
+    peer: str | None = None
 
 
 Input = DeviceReading | DeviceHealth | Command
@@ -76,6 +80,10 @@ class Arg:
     required: bool = True
     option: bool = False  # ``--name VALUE``; else a positional word
     type: Callable[[str], Any] = str
+    #: what JSON value it takes (``daemon/command_args.py``): ``scalar`` (a string, an
+    #: integer, a finite number or a boolean), ``list`` (a scalar or a list of them),
+    #: ``objects`` (a list of objects)
+    kind: str = "scalar"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +99,14 @@ class CommandSpec:
     help: str
     words: tuple[str, ...] = ()
     args: tuple[Arg, ...] = ()
+    #: arguments it also takes that ``tablectl`` does not offer (a game server's, a tool's)
+    more: tuple[Arg, ...] = ()
+    #: roles that may issue it from the dealer's panel only (source ``button``), not from
+    #: the control socket (``docs/security.md``, Roles per command)
+    button_roles: frozenset[str] = frozenset()
+
+    def allows(self, role: str, source: str) -> bool:
+        return role in self.roles or (source == "button" and role in self.button_roles)
 
     def cli_words(self, name: str) -> tuple[str, ...]:
         return self.words or tuple(name.split("."))
@@ -101,9 +117,14 @@ REASON = Arg("reason", "why, for the record (journaled)", option=True)
 
 
 def spec(
-    help_text: str, *roles: str, words: tuple[str, ...] = (), args: tuple[Arg, ...] = ()
+    help_text: str,
+    *roles: str,
+    words: tuple[str, ...] = (),
+    args: tuple[Arg, ...] = (),
+    more: tuple[Arg, ...] = (),
+    button_roles: tuple[str, ...] = (),
 ) -> CommandSpec:
-    return CommandSpec(frozenset(roles), help_text, words, args)
+    return CommandSpec(frozenset(roles), help_text, words, args, more, frozenset(button_roles))
 
 
 # -- state -----------------------------------------------------------------------------
@@ -146,6 +167,8 @@ class Decision:
     #: values this input brought that may be a secret card (frames the table quotes while
     #: one is face down): sealed wherever a draft holds them (``daemon/secrecy.py``)
     sealed_words: tuple[str, ...] = ()
+    #: the first and last seq its events were committed at (set by the pipeline)
+    seqs: tuple[int, int] | None = None
 
     def add(self, type_: str, **data: Any) -> None:
         self.drafts.append(draft(type_, data))
@@ -313,15 +336,22 @@ def _reconciled(t: TableState, c: Command, d: Decision) -> None:
     if device not in t.devices:
         d.refused = f"no device {device!r} (devices: {', '.join(t.devices) or 'none'})"
         return
-    d.add(
-        "wheel.reconciled",
-        device=device,
-        by=c.actor,
-        pages=[int(p) for p in a.get("pages", [])],
-        logged=int(a.get("logged", 0)),
-        compared=int(a.get("compared", 0)),
-        mismatches=mismatches,
-    )
+    try:
+        pages = a.get("pages", [])
+        if not isinstance(pages, list):
+            raise TypeError("pages must be a list")
+        d.add(
+            "wheel.reconciled",
+            device=device,
+            by=c.actor,
+            pages=[int(p) for p in pages],
+            logged=int(a.get("logged", 0)),
+            compared=int(a.get("compared", 0)),
+            mismatches=mismatches,
+        )
+    except (TypeError, ValueError, OverflowError, msgspec.ValidationError) as e:
+        d.refused = f"wheel.reconcile: not a report tablectl sends ({e})"
+        return
     if mismatches:
         raise_alarm(
             t,
@@ -341,13 +371,27 @@ class Table:
 
     commands: ClassVar[dict[str, CommandSpec]] = {
         "alarm.clear": spec(
-            "clear a latched alarm: alarm clear ID --reason", "supervisor", "technician"
+            "clear a latched alarm: alarm clear ID --reason",
+            "supervisor",
+            "technician",
+            more=(Arg("id", "the alarm, or all"), REASON),
         ),
-        "device.command": spec("send a command to a device (journaled first)", "technician"),
+        "device.command": spec(
+            "send a command to a device (journaled first)",
+            "technician",
+            more=(Arg("device", "the device"), Arg("command", "the text sent")),
+        ),
         "wheel.reconcile": spec(
             "journal a reconciliation of a wheel's log (tablectl wheel reconcile)",
             "technician",
             "supervisor",
+            more=(
+                Arg("device", "the wheel"),
+                Arg("pages", "the log pages read", kind="list"),
+                Arg("logged", "numbers in the wheel's log"),
+                Arg("compared", "numbers compared"),
+                Arg("mismatches", "where they differ", kind="objects"),
+            ),
         ),
     }
     #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
@@ -428,9 +472,17 @@ class Table:
                     f"unknown command {inp.name!r} (known: {', '.join(sorted(self.all_commands))})"
                 )
                 return d
-            if inp.role not in cmd.roles:
+            if not cmd.allows(inp.role, inp.source):
                 need = " or ".join(sorted(cmd.roles))
-                d.refused = f"{inp.name} needs the {need} role; you are {inp.role}"
+                d.refused = f"{inp.name} needs the {need} role; you are {inp.role}" + (
+                    f" (the {inp.role} role sends it from the dealer's panel only)"
+                    if inp.role in cmd.button_roles
+                    else ""
+                )
+                return d
+            bad = command_args.problem(inp.name, cmd, inp.args)
+            if bad is not None:
+                d.refused = bad
                 return d
             size = len(msgspec.json.encode(inp.args))
             if size > ARGS_MAX_BYTES:
@@ -446,6 +498,7 @@ class Table:
                 actor=inp.actor,
                 role=inp.role,
                 source=inp.source,
+                **({} if inp.request is None else {"request": inp.request, "peer": inp.peer}),
             )
             if inp.name == "device.command":
                 dev, text = str(inp.args.get("device", "")), str(inp.args.get("command", ""))

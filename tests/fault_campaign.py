@@ -26,6 +26,12 @@ with one clear line — never reporting healthy while stuck.
 6. the journal's identity (``tests/fault_journal.py``, issue 28): a second daemon through a
    hard link, a restored backup (the state directory or the journal alone), each stored
    column relabelled.
+7. malformed commands (issue 28 item 2): a blackjack dealer socket gets arbitrary JSON
+   arguments and raw NaN / 1e400 / deep nesting: the daemon runs on, each reply a commit
+   with its seq or a refusal with its reason, no decide raises, the chain verifies.
+8. id eviction (issue 28 item 8): a committed request id, evicted by 4,200 ``status``
+   requests from another client, retried from a new connection and after a kill or a
+   stop and restart: answered as committed at its seq, in the journal once.
 
 It prints its counts (kills, faults injected, events checked) and its duration; any broken
 promise is an AssertionError naming it (exit 1).
@@ -59,6 +65,7 @@ from journal_attacks import rewrite_history_from
 from daemon.config import load
 from daemon.control import ControlError
 from daemon.control_client import ControlClient, DaemonUnreachable
+from daemon.games import find
 from daemon.journal import verify_chain, verify_file
 from daemon.keys import create_checkpoint
 from daemon.subscriber import Follower, ReplayFailed
@@ -659,6 +666,151 @@ def _old_row_found_by_verify(cfg: Path, path: Path) -> None:
     COUNTS["refusals"] += 1
 
 
+# -- 6, 7. commands (issue 28 items 2 and 8) --------------------------------------------------
+
+
+def malformed_commands(work: Path, rng: random.Random, n: int) -> None:
+    """A blackjack daemon's dealer socket gets ``n`` commands with arbitrary JSON arguments
+    (and the raw NaN / 1e400 / deep nesting a JSON encoder would not make): the daemon
+    keeps running, each reply is a commit with its seq or a refusal with its reason, no
+    decide raises (no ``decide-failed`` alarm), and the chain verifies."""
+    from command_harness import Raw, fuzz_args, game_config, role_endpoints
+
+    cfg = game_config("blackjack", work)
+    eps = role_endpoints(cfg)
+    d = Daemon(cfg)
+    counts = {"sent": 0, "committed": 0, "refused": 0}
+    game = find("blackjack")
+    assert game is not None
+    # the commands the dealer role may send, each with its own arguments' names
+    names = {
+        n: [x.name for x in (*sp.args, *sp.more)]
+        for n, sp in game.commands.items()
+        if "dealer" in sp.roles
+    }
+    try:
+        d.start()
+        dealer = Raw(eps["dealer"], timeout=10.0)
+        for i in range(n):
+            name = rng.choice(sorted(names))
+            req = {
+                "cmd": name,
+                "args": fuzz_args(rng, names[name]),
+                "id": f"m{i}",
+            }
+            if i % 25 == 0:
+                raw = rng.choice([b"[NaN]", b"[1e400]", b"[" * 300 + b"]" * 300, b'"\\ud800"'])
+                reply = dealer.call(
+                    b'{"cmd":"betting.close","id":"r%d","args":{"boxes":%s}}' % (i, raw)
+                )
+                assert reply["ok"] is False and reply["error"], reply
+            reply = dealer.call(msgspec.json.encode(req))
+            counts["sent"] += 1
+            assert reply["id"] == req["id"], (req, reply)
+            if reply["ok"]:
+                assert isinstance(reply["result"]["seq"], int), reply
+                counts["committed"] += 1
+            else:
+                assert reply["error"].strip(), reply
+                counts["refused"] += 1
+            assert d.proc is not None and d.proc.poll() is None, "the daemon stopped"
+        dealer.close()
+        assert d.stop() == 0
+    finally:
+        d.close()
+    rows = [json.loads(b) for b in journal_rows(work / "state")]
+    failed = [
+        e for e in rows if e["type"] == "alarm.raised" and e["data"]["kind"] == "decide-failed"
+    ]
+    assert not failed, failed[:2]
+    v = tablectl(cfg, "verify")
+    assert v.returncode == 0, v.stdout + v.stderr
+    COUNTS["faults"] += counts["sent"]
+    COUNTS["refusals"] += counts["refused"]
+    log(
+        f"  malformed commands: {counts['sent']} sent, {counts['committed']} committed, "
+        f"{counts['refused']} refused with a reason, the daemon ran on, no decide failed"
+    )
+
+
+def id_eviction(work: Path, rng: random.Random, n: int) -> None:
+    """``n`` times: the game server's command with an id is committed; another client on
+    its socket sends 4,200 ``status`` requests (which evicted the id before); the retry, from
+    a new connection, is answered as committed at the same seq; the daemon is killed or
+    stopped and restarted; the retry again gets the same seq. Each id is in the journal once."""
+    from command_harness import Raw, blackjack_config, cmd, open_betting, role_endpoints
+
+    cfg = blackjack_config(work)
+    eps = role_endpoints(cfg)
+    seqs: dict[str, int] = {}
+    sent: dict[str, dict[str, Any]] = {}
+    retries = 0
+    for k in range(n):
+        d = Daemon(cfg)
+        try:
+            d.start()
+            dealer, other, viewer = Raw(eps["dealer"]), Raw(eps["dealer"]), Raw(eps["viewer"])
+            open_betting(dealer, viewer)  # a new shoe each time, its burn done
+            viewer.close()
+            boxes = ",".join(str(b) for b in sorted(rng.sample(range(1, 8), rng.randint(1, 3))))
+            req = cmd("betting.close", f"gs-{k}", boxes=boxes)
+            first = dealer.call(req)
+            assert first["ok"], first
+            seqs[f"gs-{k}"] = first["result"]["seq"]
+            sent[f"gs-{k}"] = req
+            for i in range(0, 4200, 8):
+                for j in range(8):
+                    other.send(cmd("status", f"e{k}-{i + j}"))
+                for _ in range(8):
+                    assert other.recv()["ok"]
+            dealer.reconnect()
+            for old, seq in seqs.items():  # every id so far, after the eviction
+                r = dealer.call(sent[old])
+                assert r["ok"] and r["result"]["seq"] == seq, r
+                retries += 1
+            sup = Raw(eps["supervisor"])  # end the round if one is in play: the next opens afresh
+            sup.call(cmd("hand.void", reason="campaign"))
+            sup.close()
+            dealer.close()
+            other.close()
+            if rng.random() < 0.5:
+                d.kill()
+                COUNTS["kills"] += 1
+            else:
+                assert d.stop() == 0
+        finally:
+            d.close()
+        d = Daemon(cfg)
+        try:
+            d.start()
+            dealer = Raw(eps["dealer"])
+            r = dealer.call(req)
+            assert r["ok"] and r["result"]["seq"] == seqs[req["id"]], r
+            assert r["result"]["replayed"], r
+            retries += 1
+            dealer.close()
+            assert d.stop() == 0
+        finally:
+            d.close()
+        COUNTS["faults"] += 1
+    rows = [json.loads(b) for b in journal_rows(work / "state")]
+    tagged = [
+        e
+        for e in rows
+        if e["type"] == "operator.command" and e["data"].get("request", "").startswith("gs-")
+    ]
+    assert sorted(e["data"]["request"] for e in tagged) == sorted(seqs), (
+        "an id applied twice or lost"
+    )
+    assert {e["data"]["request"]: e["seq"] for e in tagged} == seqs
+    v = tablectl(cfg, "verify")
+    assert v.returncode == 0, v.stdout + v.stderr
+    log(
+        f"  id eviction: {n} ids evicted by 4,200 status requests each, {retries} retries "
+        f"answered as committed at their seq across {n} restarts, each id in the journal once"
+    )
+
+
 def _is_error(line: str) -> bool:
     try:
         d = json.loads(line)
@@ -727,6 +879,8 @@ def main() -> int:
             ("damaged journals", damaged),
             ("damaged journals, keyed", lambda w: damaged(w, keyed=True)),
             *journal_parts(a.quick),
+            ("malformed commands", lambda w: malformed_commands(w, rng, 100 if a.quick else 1500)),
+            ("id eviction", lambda w: id_eviction(w, rng, 1 if a.quick else 6)),
         ]
         for name, fn in parts:
             log(f"{name} …")

@@ -206,7 +206,7 @@ def test_card_before_betting_closed_uses_the_shoe_procedure() -> None:
 def test_hole_card_exposed_early_voids_the_round_and_opens_the_commitment() -> None:
     h = BJ()
     h.round("1", "TS", "6C", "7S", "9D")
-    evs = h.cmd("card.exposed", role="dealer")
+    evs = h.cmd("card.exposed", role="dealer", source="button")
     assert of(evs, "alarm.raised")[0]["kind"] == "hole-card-exposed"
     void = of(evs, "hand.void")[0]
     assert void["reason"] == "hole-card-exposed"

@@ -146,7 +146,7 @@ def test_exposed_card_during_betting_voids_the_hand():
     """seed 004 §4."""
     h = started()
     h.cmd("betting.open")
-    evs = h.cmd("card.exposed", role="dealer")
+    evs = h.cmd("card.exposed", role="dealer", source="button")
     assert of(evs, "hand.void")[0]["reason"] == "exposed-card" and h.g.phase == "settling"
 
 

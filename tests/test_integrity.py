@@ -26,7 +26,7 @@ from journal_attacks import rewrite_history_from
 from daemon import journal as journal_mod
 from daemon.events import Draft, canonical
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
-from daemon.journal import Batch, Journal, JournalError
+from daemon.journal import Batch, Journal, JournalError, read_events
 from daemon.keys import create_checkpoint
 from daemon.pipeline import Pipeline
 from daemon.security import Checkpointer
@@ -451,7 +451,11 @@ def test_a_row_written_by_another_writer_stops_the_daemon_loudly(tmp_path):
     assert not (tmp_path / "state" / "journal.sqlite.seal").exists()  # never sealed
 
 
-def test_an_unexpected_error_in_the_pipeline_fails_every_waiter(tmp_path):
+def test_a_bug_in_a_game_refuses_each_input_and_the_pipeline_goes_on(tmp_path):
+    """A decide that raises used to end the pipeline (every waiter failed, the daemon
+    stopped: issue 28 item 2). Now each input is refused with the reason, a
+    ``decide-failed`` alarm is committed, and the pipeline takes the next input
+    (``docs/reliability.md``, Commands: committed or refused, once)."""
     import asyncio
 
     class Broken(BaccaratTable):
@@ -460,7 +464,8 @@ def test_an_unexpected_error_in_the_pipeline_fails_every_waiter(tmp_path):
 
     async def go() -> None:
         table = Table(Broken(BaccaratRules()), [])
-        p = Pipeline(table, Journal(tmp_path / "j.sqlite", "t1"))
+        j = Journal(tmp_path / "j.sqlite", "t1")
+        p = Pipeline(table, j)
         p.recover()
         await p.started({"version": "t", "recovered_seq": 0, "pid": 1})
         task = asyncio.create_task(p.run())
@@ -468,16 +473,17 @@ def test_an_unexpected_error_in_the_pipeline_fails_every_waiter(tmp_path):
 
         cmd = Command("betting.open", {}, "a", "supervisor", "control", 0.0)
         assert "betting.open" in table.all_commands
-        fut = p.submit(cmd, reply=True)
-        with pytest.raises(JournalError, match="a bug in a game"):
-            await fut
-        with pytest.raises(RuntimeError):
-            await task
-        assert p.failed is not None and not p.healthy
-        late = p.submit(cmd, reply=True)
-        with pytest.raises(RuntimeError, match="stopping"):
-            await late
+        for _ in range(2):
+            fut = p.submit(cmd, reply=True)
+            assert fut is not None
+            d = await fut
+            assert d.refused is not None and "a bug in a game" in d.refused
+        assert not task.done() and p.failed is None and p.healthy
+        kinds = [e.data.get("kind") for e in read_events(j.db) if e.type.startswith("alarm.")]
+        assert kinds == ["decide-failed", "decide-failed"]  # raised, then repeated
         await p.drain({"reason": "test"})
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
         p.close()
 
     asyncio.run(go())

@@ -150,8 +150,8 @@ def test_journal_write_failure_holds_inputs_and_resumes(tmp_path):
         st = json.loads(tablectl(cfg, "--json", "status").stdout)
         assert st["journal_ok"] is False and "no space left" in st["journal_error"]
         assert st["last_seq"] == stuck
-        q = tablectl(cfg, "betting", "open")  # answered at once, decided when the disk is back
-        assert q.returncode == 0 and q.stdout.startswith("queued: betting.open")
+        q = tablectl(cfg, "betting", "open")  # refused at once: nothing queued, nothing lost
+        assert q.returncode == 1 and "nothing was queued" in q.stdout + q.stderr, q
         flag.unlink()
         evs = f.until(
             lambda e: e.type == "alarm.raised" and e.data["kind"] == "journal-failure", 20

@@ -40,7 +40,7 @@ def test_a_carried_card_goes_out_of_play_with_its_voided_hand(how):
     if how == "supervisor":
         void = of(h.cmd("hand.void", reason="dispute"), "hand.void")[0]
     else:
-        void = of(h.cmd("card.exposed", role="dealer", card="QS"), "hand.void")[0]
+        void = of(h.cmd("card.exposed", role="dealer", source="button", card="QS"), "hand.void")[0]
     assert void["hand"] == 2 and void["cards"] == {"player": ["3C"], "banker": []}
     res = of(h.hand("8D", "9C", "KH", "KC"), "hand.result")[0]
     assert res["hand"] == 3 and "3C" not in res["player"]

@@ -202,12 +202,12 @@ def test_exposed_card_during_betting_voids_the_hand_and_optionally_the_shoe():
     h = Harness(start_burn="none")
     h.new_shoe()
     h.cmd("betting.open")
-    evs = h.cmd("card.exposed", role="dealer")
+    evs = h.cmd("card.exposed", role="dealer", source="button")
     assert of(evs, "hand.void")[0]["reason"] == "exposed-card" and "shoe.void" not in h.types(evs)
     h = Harness(start_burn="none", exposed_card_voids_shoe=True)
     h.new_shoe()
     h.cmd("betting.open")
-    evs = h.cmd("card.exposed", role="dealer")
+    evs = h.cmd("card.exposed", role="dealer", source="button")
     assert "shoe.void" in h.types(evs) and h.g.phase == "shoe-ended"
 
 
@@ -217,7 +217,7 @@ def test_exposed_card_while_dealing_does_not_affect_the_game():
     h.cmd("betting.open")
     h.cmd("betting.close")
     h.card("9S")
-    evs = h.cmd("card.exposed", role="dealer")
+    evs = h.cmd("card.exposed", role="dealer", source="button")
     assert h.types(evs) == ["operator.command", "card.exposed"]
     assert of(h.cards("2C", "KD", "4C"), "hand.result")
 
@@ -523,7 +523,7 @@ def test_the_alarm_a_paused_hand_waits_on_is_not_cleared_by_hand():
     assert "holds the table paused" in h.refused
     h.cmd("alarm.clear", id="all", reason="x")  # clears the others, keeps the held one
     assert aid in h.state.alarms and h.g.phase == "paused"
-    h.cmd("card.exposed", role="dealer", card="XX")
+    h.cmd("card.exposed", role="dealer", source="button", card="XX")
     assert "not a card" in h.refused
 
 

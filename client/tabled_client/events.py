@@ -94,6 +94,10 @@ class OperatorCommandData(Data):
     actor: str
     role: str
     source: str
+    #: the control request's id, when it had one, and who sent it (the CURVE key's name, or
+    #: the transport and the socket's role): a retry with this id is answered from here
+    request: str | int | UnsetType = UNSET
+    peer: str | UnsetType = UNSET
 
 
 class AlarmRaisedData(Data):
@@ -120,6 +124,8 @@ class AlarmRaisedData(Data):
     error: str | UnsetType | None = UNSET
     failures: int | UnsetType = UNSET
     dropped: int | UnsetType = UNSET
+    # decide-failed (error above: the exception's type): where in the code it was raised
+    where: str | UnsetType = UNSET
 
 
 class AlarmRepeatedData(Data):

@@ -17,8 +17,8 @@ def send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:
         return rc
     if a.json:
         print_json(res)
-    elif res.get("queued"):
-        print(f"queued: {cmd}: {res['note']}")
+    elif res.get("replayed"):
+        print(f"ok: {cmd}: {res['note']}")  # a retry: committed the first time, not again
     elif not res["events"] and res.get("note"):
         print(res["note"])  # nothing to do, nothing journaled (alarm clear all)
     else:

@@ -21,6 +21,8 @@ from daemon.procedures.shoe.commands import COMMANDS as SHOE_COMMANDS
 from daemon.table import Arg, Command, CommandSpec, Decision, TableState, spec
 
 BOX = Arg("box", "the box, 1–7")
+#: who decided, as the game server names the player (journaled in the decision)
+PLAYER = (Arg("player", "the player, as the game server names them"),)
 
 COMMANDS: dict[str, CommandSpec] = {
     **SHOE_COMMANDS,
@@ -28,19 +30,27 @@ COMMANDS: dict[str, CommandSpec] = {
         "no more bets; blackjack: the boxes that bet, --boxes 1,3,5 (seed 003 part III §2.1.3)",
         "dealer",
         "supervisor",
-        args=(Arg("boxes", "blackjack: the boxes that bet, e.g. 1,3,5", option=True),),
+        args=(Arg("boxes", "blackjack: the boxes that bet, e.g. 1,3,5", option=True, kind="list"),),
+        more=(Arg("box", "one box that bet (as boxes)", kind="list"),),
     ),
-    "box.hit": spec("box N asks for a card", "dealer", "supervisor", args=(BOX,)),
-    "box.stand": spec("box N stands", "dealer", "supervisor", args=(BOX,)),
+    "box.hit": spec("box N asks for a card", "dealer", "supervisor", args=(BOX,), more=PLAYER),
+    "box.stand": spec("box N stands", "dealer", "supervisor", args=(BOX,), more=PLAYER),
     "box.double": spec(
-        "box N doubles: one more card only (§2.6)", "dealer", "supervisor", args=(BOX,)
+        "box N doubles: one more card only (§2.6)",
+        "dealer",
+        "supervisor",
+        args=(BOX,),
+        more=PLAYER,
     ),
-    "box.split": spec("box N splits its pair (§2.7)", "dealer", "supervisor", args=(BOX,)),
+    "box.split": spec(
+        "box N splits its pair (§2.7)", "dealer", "supervisor", args=(BOX,), more=PLAYER
+    ),
     "box.insurance": spec(
         "box N takes or declines insurance (§2.5)",
         "dealer",
         "supervisor",
         args=(BOX, Arg("take", "yes or no")),
+        more=PLAYER,
     ),
     "hole.check": spec(
         "the dealer checked the hole card under an ace (§3.7)", "dealer", "supervisor"

@@ -78,6 +78,7 @@ class PaiGowTable(PaiGowTiles, PaiGowDice):
             "supervisor",
             words=("dice",),
             args=tuple(Arg(f"die{n}", f"die {n}, 1–6", type=int) for n in (1, 2, 3)),
+            more=(Arg("faces", "the three dice as one list (a game server's)", kind="list"),),
         ),
         "tile.enter": spec(
             "enter the tile the reader could not read (9p, wd)",

@@ -26,12 +26,15 @@ COMMANDS: dict[str, CommandSpec] = {
     "betting.close": spec("no more bets: the hand may be dealt", "dealer", "supervisor"),
     "shoe.new": spec("a new shoe is in (shuffled and cut)", "dealer", "supervisor"),
     "shoe.cut-card": spec("the cut card came out", "dealer", "supervisor", words=("cut-card",)),
+    # It voids the hand when a card shows during betting (seed 004 §4; blackjack: the hole
+    # card, §3.7), so the dealer role, which cannot void (the game server's role), sends it
+    # only from the dealer's panel at the table (docs/security.md, Roles per command).
     "card.exposed": spec(
         "a card was exposed out of turn",
-        "dealer",
         "supervisor",
         words=("exposed",),
         args=(Arg("card", "the exposed card, e.g. KD, when it is known", required=False),),
+        button_roles=("dealer",),
     ),
     "card.face-up": spec(
         "a card is face up in the shoe", "dealer", "supervisor", words=("face-up",)
