@@ -58,7 +58,7 @@ class TableCommands:
         asked = digest(cmd, args, actor)
         done = self.requests.get(key)
         if done is not None:
-            return _committed(cmd, req_id, done, asked)
+            return _committed(cmd, req_id, done, digest(cmd, None, actor) if done.sealed else asked)
         first = self.requests.pending.get(key)
         if first is not None:  # the same request from another connection, still running
             if first[0] != asked:

@@ -39,8 +39,12 @@ LOAD_EVENTS = 50_000
 _sorted = msgspec.json.Encoder(order="sorted")
 
 
-def digest(name: str, args: dict[str, Any], actor: str) -> bytes:
-    """What a request asked, as journaled: a retry must ask exactly this again."""
+def digest(name: str, args: dict[str, Any] | None, actor: str) -> bytes:
+    """What a request asked, as journaled: a retry must ask exactly this again.
+
+    ``args`` None: a sealed command's (its args hold a card that may be the hole card and
+    are published masked, ``daemon/secrecy.py``), whose retry is matched by name and actor.
+    """
     return _sorted.encode([name, args, actor])
 
 
@@ -51,6 +55,8 @@ class Committed:
     name: str
     digest: bytes
     seq: int
+    #: its args were sealed: the journal's published body holds them masked
+    sealed: bool = False
 
 
 Key = tuple[str, str | int]
@@ -90,7 +96,9 @@ class RequestIndex:
         req_id, peer = data.get("request"), data.get("peer")
         if req_id is None or not isinstance(peer, str):
             return
-        c = Committed(data["name"], digest(data["name"], data["args"], data["actor"]), seq)
+        sealed = "sealed" in data  # the args as asked are in the secret part, not here
+        args = None if sealed else data["args"]
+        c = Committed(data["name"], digest(data["name"], args, data["actor"]), seq, sealed)
         self.add(peer, req_id, c)
 
     def load(self, db: sqlite3.Connection, last_seq: int, events: int = LOAD_EVENTS) -> None:

@@ -260,3 +260,46 @@ def test_a_crash_with_a_sealed_card_held_voids_the_round_and_opens_every_seal(
     out = tablectl(t.cfg, "verify")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "secret row(s) open their commitments" in out.stdout
+
+
+def test_a_sealed_card_entry_retried_by_id_is_answered_as_committed(tmp_path: Path) -> None:
+    """A supervisor's ``card.enter`` for an unreadable hole card is journaled with its args
+    sealed; its request id must still be answered as committed when retried, before and
+    after a restart (issue 28 items 1 and 8 together: the index read the masked args and
+    took the retry for a different request under a used id)."""
+    from command_harness import Raw, cmd
+
+    t = Live(tmp_path)
+    try:
+        t.call("shoe.new")
+        t.send(*["KS"] * 6)
+        t.until(lambda e: e["type"] == "shoe.burn")
+        t.round()
+        t.send("5C", "9H", "7S", "ZZ")
+        t.until(lambda e: e["type"] == "table.paused")
+        sup = Raw(t.endpoint)
+        try:
+            first = sup.call(cmd("card.enter", "hole-1", card="KD"))
+            assert first["ok"], first
+            seq = first["result"]["seq"]
+            again = sup.call(cmd("card.enter", "hole-1", card="KD"))
+            assert again["ok"] and again["result"]["seq"] == seq, again
+            other = sup.call(cmd("card.enter", "hole-1", card="QD"))
+            assert not other["ok"] and "already used" in other["error"], other
+        finally:
+            sup.close()
+        t.sub.close()
+        t.daemon.stop()
+        t.daemon.close()
+        t.daemon = Daemon(t.cfg)
+        t.daemon.start()
+        t.sub = Subscriber(t.pub)
+        sup = Raw(t.endpoint)
+        try:
+            after = sup.call(cmd("card.enter", "hole-1", card="KD"))
+            assert after["ok"] and after["result"]["seq"] == seq, after
+            assert after["result"]["replayed"], after
+        finally:
+            sup.close()
+    finally:
+        t.close()
