@@ -18,6 +18,14 @@ from pathlib import Path
 
 import zmq
 
+#: ZMQ_HANDSHAKE_IVL of every server socket: a peer that has not finished its handshake
+#: by then (an idle TCP connection: no key, no greeting) is dropped and frees its descriptor
+#: (``daemon/connections.py`` caps how many there are meanwhile)
+HANDSHAKE_IVL_MS = 5000
+#: ZMQ_BACKLOG of every server socket: the connections the kernel completes that libzmq has
+#: not accepted yet; a listener at its cap may still accept these (the budget counts them)
+BACKLOG = 32
+
 
 class EndpointError(OSError):
     """An endpoint cannot be bound: in use, served by someone else, or not creatable."""
