@@ -14,12 +14,12 @@ table's reserve, each listener's cap); :class:`ConnectionGuard` keeps each cap:
   no more than a greeting, and for CURVE a HELLO: ``TCP_INFO``) is shut down to make room,
   so an idle flood cannot keep a new subscriber or replay client out; a peer past its
   handshake (authenticated, with CURVE) is never touched;
-* when there is no such peer (the cap is full of real clients), or evictions pass
-  ``EVICT_RATE`` a second (a flood's churn costs the process that much at most), the new
-  connection is shut down and the listening socket gets a drop-all socket filter
-  (``SO_ATTACH_FILTER``): the kernel completes no new connection there and libzmq accepts
-  none, until there is room (the filter goes; a waiting client's SYN is retried by its
-  kernel);
+* when there is no such peer (the cap is full of real clients), the new connection is shut
+  down and the listening socket gets a drop-all socket filter (``SO_ATTACH_FILTER``): the
+  kernel completes no new connection there and libzmq accepts none, until there is room
+  (the filter goes; a waiting client's SYN is retried by its kernel). The same for the rest
+  of a second in which ``ACCEPT_RATE`` connections came: a flood's churn costs the caps'
+  thread (and the process's GIL) that much at most;
 * ``HANDSHAKE_IVL_MS`` (``daemon/ipc.py``, set on each socket by its owner): libzmq drops a
   peer that does not finish its handshake in time, so an idle connection frees its place.
 
@@ -57,9 +57,9 @@ log = structlog.get_logger("tabled")
 
 #: how often a listener at its cap is recounted from the kernel's list
 RESYNC_SECONDS: Final = 1.0
-#: evictions of peers still in their handshake, per listener and second; past it the listener
-#: closes for the rest of the second (a flood's churn costs the process this much at most)
-EVICT_RATE: Final = 1000
+#: connections a listener accepts a second; past it, it closes for the rest of the second
+#: (a flood's churn costs the caps' thread, and the process's GIL, this much at most)
+ACCEPT_RATE: Final = 1000
 #: connections accepted past the cap that the events have not caught up with yet: then the
 #: listener closes at once (the budget counts these)
 BEHIND: Final = 32
@@ -142,8 +142,9 @@ class _Listener:
     young: dict[int, float] = field(default_factory=dict)
     filtered: bool = False
     resynced: float = 0.0
-    window: float = 0.0  # when the current second of evictions began
-    evicted_now: int = 0
+    hold_until: float = 0.0  # closed, not to open before (monotonic)
+    window: float = 0.0  # when the current second of accepts began
+    this_second: int = 0
     warned: float = float("-inf")
     counters: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(("accepted", "evicted", "cut", "capped"), 0)
@@ -240,8 +241,8 @@ class ConnectionGuard:
             elif kind == zmq.EVENT_DISCONNECTED:
                 lst.live = max(0, lst.live - 1)
                 lst.young.pop(int(ev["value"]), None)
-                if lst.live < lst.cap and lst.filtered:
-                    self._filter(lst, False)
+                if lst.filtered and lst.live < lst.cap and time.monotonic() >= lst.hold_until:
+                    self._open(lst)
             elif lst.handshake is not None and self._loop is not None:
                 self._loop.call_soon_threadsafe(lst.handshake, ev)
 
@@ -251,24 +252,31 @@ class ConnectionGuard:
         now = time.monotonic()
         lst.live += 1
         lst.counters["accepted"] += 1
+        if now - lst.window >= 1.0:
+            lst.window, lst.this_second = now, 0
+        lst.this_second += 1
+        if lst.this_second > ACCEPT_RATE and not lst.filtered:
+            self._filter(lst, until=lst.window + 1.0)  # a churn: closed for the rest of the second
         if lst.live <= lst.cap:
             lst.young[fd] = now
-            return
-        if now - lst.window >= 1.0:
-            lst.window, lst.evicted_now = now, 0
-        victim = self._idle(lst, now) if lst.evicted_now < EVICT_RATE else None
-        if victim is not None and self._cut(lst, victim):
-            lst.young.pop(victim, None)
+        elif self._make_room(lst, now):
             lst.young[fd] = now
             lst.counters["evicted"] += 1
-            lst.evicted_now += 1
-        else:
+        else:  # full of peers past their handshake
             self._cut(lst, fd)
             lst.counters["cut"] += 1
-            if not lst.filtered:  # full of peers past their handshake, or a flood too fast
-                self._filter(lst, True)
+            if not lst.filtered:
+                self._filter(lst)
         if lst.live >= lst.cap + BEHIND and not lst.filtered:  # the events lag the accepts
-            self._filter(lst, True)
+            self._filter(lst)
+
+    def _make_room(self, lst: _Listener, now: float) -> bool:
+        """Cut the oldest connection still in its handshake; False when there is none."""
+        while (victim := self._idle(lst, now)) is not None:
+            del lst.young[victim]
+            if self._cut(lst, victim):
+                return True
+        return False
 
     def _idle(self, lst: _Listener, now: float) -> int | None:
         """The oldest connection still in its handshake (a peer past it is struck off)."""
@@ -307,35 +315,39 @@ class ConnectionGuard:
                 return False
             return True
 
-    def _filter(self, lst: _Listener, on: bool) -> None:
-        if on:
-            lst.sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, _DROP_PROG)
-            lst.counters["capped"] += 1
-            lst.resynced = time.monotonic()
-            now = time.monotonic()
-            if now - lst.warned >= WARN_EVERY:  # a flood fills it again each handshake interval
-                lst.warned = now
-                log.warning(
-                    "connections at the cap: new ones wait",
-                    socket=lst.name,
-                    endpoint=lst.endpoint,
-                    cap=lst.cap,
-                    times=lst.counters["capped"],
-                    evicted=lst.counters["evicted"],
-                    cut=lst.counters["cut"],
-                )
-        else:
-            with contextlib.suppress(OSError):  # ENOENT: no filter on
-                lst.sock.setsockopt(socket.SOL_SOCKET, _SO_DETACH_FILTER, 0)
-        lst.filtered = on
+    def _filter(self, lst: _Listener, until: float = 0.0) -> None:
+        """Close the listener: the kernel completes no new connection on it (not before
+        ``until``, a monotonic time, does it open again)."""
+        lst.sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, _DROP_PROG)
+        lst.filtered = True
+        lst.hold_until = until
+        lst.counters["capped"] += 1
+        lst.resynced = now = time.monotonic()
+        if now - lst.warned >= WARN_EVERY:  # a flood fills it again each handshake interval
+            lst.warned = now
+            log.warning(
+                "connections at the cap: new ones wait",
+                socket=lst.name,
+                endpoint=lst.endpoint,
+                cap=lst.cap,
+                live=lst.live,
+                times=lst.counters["capped"],
+                evicted=lst.counters["evicted"],
+                cut=lst.counters["cut"],
+            )
+
+    def _open(self, lst: _Listener) -> None:
+        with contextlib.suppress(OSError):  # ENOENT: no filter on
+            lst.sock.setsockopt(socket.SOL_SOCKET, _SO_DETACH_FILTER, 0)
+        lst.filtered = False
 
     def _resync(self, lst: _Listener) -> None:
         """The kernel's count of the listener's connections (in case an event was missed);
-        the filter goes when there is room, or a place a peer in its handshake could give."""
+        it opens again when there is room, or a place a peer in its handshake could give."""
         lst.resynced = now = time.monotonic()
         lst.live = sum(_accepted_by(s, lst.addr) for s in _sockets())
-        if lst.live < lst.cap or (now - lst.window >= 1.0 and self._idle(lst, now) is not None):
-            self._filter(lst, False)
+        if now >= lst.hold_until and (lst.live < lst.cap or self._idle(lst, now) is not None):
+            self._open(lst)
 
 
 def _dup(fd: int) -> socket.socket | None:

@@ -4,7 +4,9 @@ prometheus_client's own server starts a thread per connection: 150 idle connecti
 150 threads and 150 descriptors, without bound. Here the listening socket is read by the
 loop and holds at most ``cap`` connections; at the cap the loop stops accepting (the
 kernel's backlog holds a few more, then refuses), and each connection has ``timeout``
-seconds for its whole request and answer, so an idle one frees its place. A scrape is one
+seconds for its whole request and answer, so an idle one frees its place; at most
+``ACCEPT_RATE`` connections a second, and one rendering every ``RENDER_EVERY`` s, whatever
+a client does, so the loop's share stays small. A scrape is one
 ``GET /metrics`` (or ``/``) answered with ``Connection: close``: what Prometheus sends.
 The exposition is rendered on the loop, so it reads the daemon's state in one piece.
 """
@@ -22,6 +24,12 @@ import structlog
 log = structlog.get_logger("tabled")
 
 MAX_REQUEST = 8192  # bytes of request line and headers
+#: connections accepted a second; past it the endpoint stops accepting for the rest of the
+#: second, so a churn of connections costs the loop this many requests a second at most
+ACCEPT_RATE = 50
+#: a scrape this soon after the last one gets the same bytes: a scrape flood renders (on the
+#: loop, a few ms each) at most 1/RENDER_EVERY times a second
+RENDER_EVERY = 0.2
 
 
 class MetricsServer:
@@ -39,12 +47,15 @@ class MetricsServer:
         self.content_type = content_type
         self.cap = cap
         self.timeout = timeout
-        self.counters = {"scrapes": 0, "refused": 0, "timeouts": 0}
+        self.counters = {"accepted": 0, "scrapes": 0, "renders": 0, "refused": 0, "timeouts": 0}
         self._sock: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._conns: dict[asyncio.Task[None], socket.socket] = {}
         self._accepting = False
         self._warned = float("-inf")
+        self._window = 0.0  # when the current second of accepts began
+        self._this_second = 0
+        self._rendered: tuple[float, bytes] = (float("-inf"), b"")
 
     def start(self, address: str, port: int) -> int:
         """Listen (from the running loop); the port it listens on."""
@@ -95,6 +106,14 @@ class MetricsServer:
         sock, loop = self._sock, self._loop
         assert sock is not None and loop is not None
         while len(self._conns) < self.cap:
+            now = loop.time()
+            if now - self._window >= 1.0:
+                self._window, self._this_second = now, 0
+            if self._this_second >= ACCEPT_RATE:
+                self._pause()
+                loop.call_at(self._window + 1.0, self._accept_again)
+                self._warn("metrics connections too many a second: new ones wait", rate=ACCEPT_RATE)
+                return
             try:
                 conn, _ = sock.accept()
             except (BlockingIOError, InterruptedError):
@@ -105,6 +124,8 @@ class MetricsServer:
                 self._pause()
                 loop.call_later(1.0, self._accept_again)
                 return
+            self._this_second += 1
+            self.counters["accepted"] += 1
             conn.setblocking(False)
             task = loop.create_task(self._serve(conn))
             self._conns[task] = conn
@@ -112,11 +133,20 @@ class MetricsServer:
         self._pause()
         self._warn("metrics connections at the cap: new ones wait", cap=self.cap)
 
+    def _render(self) -> bytes:
+        at, body = self._rendered
+        now = time.monotonic()
+        if now - at >= RENDER_EVERY:
+            body = self.render()
+            self._rendered = (now, body)
+            self.counters["renders"] += 1
+        return body
+
     def _ended(self, task: asyncio.Task[None]) -> None:
         conn = self._conns.pop(task, None)
         if conn is not None:
             conn.close()
-            self._accept_again()
+            self._accept_again()  # _accept checks the rate
 
     def _warn(self, what: str, **kw: object) -> None:
         now = time.monotonic()
@@ -154,7 +184,7 @@ class MetricsServer:
             await self._answer(conn, 404, b"not found: the metrics are at /metrics\n")
         else:
             self.counters["scrapes"] += 1
-            body = self.render()
+            body = self._render()
             await self._answer(conn, 200, body, self.content_type, head=method == b"HEAD")
 
     async def _answer(

@@ -263,3 +263,44 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
         rc = d.stop() if d.proc is not None and d.proc.poll() is None else None
         d.close()
     assert rc == 0, d.log.read_text()[-3000:]
+
+
+def test_a_scrape_flood_costs_the_loop_a_bounded_share():
+    """Scrapes as fast as a client can ask, and connections opened and closed as fast: the
+    exposition is rendered at most once per RENDER_EVERY, and at most ACCEPT_RATE connections
+    are taken a second (the rest wait in the kernel), so the loop's share stays small."""
+    import asyncio
+
+    from daemon import metrics_http
+    from daemon.metrics_http import MetricsServer
+
+    async def main() -> tuple[dict[str, int], float]:
+        server = MetricsServer(lambda: b"tabled_up 1\n", "text/plain", cap=8)
+        port = server.start("127.0.0.1", 0)
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+
+        def scrape() -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                out = b""
+                while chunk := s.recv(4096):
+                    out += chunk
+                return out
+
+        for _ in range(40):
+            assert (await asyncio.to_thread(scrape)).endswith(b"tabled_up 1\n")
+        # a churn: connections opened and closed at once, far more than the rate
+        churn = open_idle(port, 120)
+        await asyncio.sleep(0.1)
+        for s in churn:
+            s.close()
+        await asyncio.sleep(0.5)
+        took = loop.time() - t0
+        server.close()
+        return server.counters, took
+
+    counters, took = asyncio.run(main())
+    assert counters["scrapes"] == 40
+    assert counters["renders"] <= took / metrics_http.RENDER_EVERY + 1, (counters, took)
+    assert counters["accepted"] <= metrics_http.ACCEPT_RATE * (int(took) + 1) + 8, counters
