@@ -241,8 +241,8 @@ class ConnectionGuard:
             elif kind == zmq.EVENT_DISCONNECTED:
                 lst.live = max(0, lst.live - 1)
                 lst.young.pop(int(ev["value"]), None)
-                if lst.filtered and lst.live < lst.cap and time.monotonic() >= lst.hold_until:
-                    self._open(lst)
+                if lst.filtered:
+                    self._maybe_open(lst, time.monotonic())
             elif lst.handshake is not None and self._loop is not None:
                 self._loop.call_soon_threadsafe(lst.handshake, ev)
 
@@ -346,7 +346,14 @@ class ConnectionGuard:
         it opens again when there is room, or a place a peer in its handshake could give."""
         lst.resynced = now = time.monotonic()
         lst.live = sum(_accepted_by(s, lst.addr) for s in _sockets())
-        if now >= lst.hold_until and (lst.live < lst.cap or self._idle(lst, now) is not None):
+        self._maybe_open(lst, now)
+
+    def _maybe_open(self, lst: _Listener, now: float) -> None:
+        """Open a closed listener once it has caught up (what it accepted is counted and within
+        its cap) and has room, or a peer in its handshake that could give one."""
+        if now >= lst.hold_until and (
+            lst.live < lst.cap or (lst.live == lst.cap and self._idle(lst, now) is not None)
+        ):
             self._open(lst)
 
 

@@ -228,7 +228,7 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
     control, metrics = free_port(), free_port()
     cfg = write_config(tmp_path, extra=keys.config(control) + f"\n[metrics]\nport = {metrics}\n")
     pub, rep = endpoints(cfg)
-    d = limited(Daemon(cfg))
+    d = limited(Daemon(cfg), 2 * LIMIT)  # four listeners: room for more than the least cap
     f = Follower(pub, rep, table="it", curve=keys.curve(keys.sub1), ctx=zmq.Context())
     plain = Subscriber(pub)  # no CURVE: a failed handshake, counted
     flood: list[socket.socket] = []
@@ -236,13 +236,13 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
         d.start()
         f.until(lambda e: e.type == "card.dealt", 15)
         for port in (_port(pub), _port(rep), control, metrics):
-            flood += open_idle(port, LIMIT)
+            flood += open_idle(port, 2 * LIMIT)
         assert d.proc is not None
         for _ in range(3):  # a heartbeat every 0.2 s, each after the flood came
             f.until(lambda e: e.type == "card.dealt", 10)
             # a replay is a new connection each time: it gets in past the idle flood
             assert [e.seq for e in f._replay(1, 3, 10.0)] == [1, 2, 3]
-            assert descriptors(d.proc.pid) < LIMIT - 100
+            assert descriptors(d.proc.pid) < 2 * LIMIT - 200
         for s in flood:
             s.close()
         flood = []
@@ -253,7 +253,8 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
         assert counters["publish.handshakes"] >= 1 and counters["control.handshakes"] >= 1
         assert counters["publish.failed_protocol"] + counters["publish.failed_other"] >= 1
         assert set(st["connections"]) == {"publish", "replay", "control"}
-        assert all(c["capped"] >= 1 for c in st["connections"].values()), st["connections"]
+        conns = st["connections"]  # some listener made room past its cap
+        assert any(c["evicted"] + c["cut"] >= 1 for c in conns.values()), conns
     finally:
         for s in flood:
             s.close()
@@ -304,3 +305,38 @@ def test_a_scrape_flood_costs_the_loop_a_bounded_share():
     assert counters["scrapes"] == 40
     assert counters["renders"] <= took / metrics_http.RENDER_EVERY + 1, (counters, took)
     assert counters["accepted"] <= metrics_http.ACCEPT_RATE * (int(took) + 1) + 8, counters
+
+
+def test_a_port_taken_by_an_outgoing_connection_is_named_at_the_restart(tmp_path: Path):
+    """Why a restart after a clean stop can say "address in use": while the daemon is
+    stopped, any outgoing connection on the host may be given its port as its own (ports in
+    the kernel's ephemeral range, as tests' free ports are). The start says so, and what to do,
+    instead of asking whether another tabled runs."""
+    cfg = write_config(tmp_path)
+    with socket.socket() as s:  # a port from the kernel's ephemeral range, as port 0 gives
+        s.bind(("127.0.0.1", 0))
+        ephemeral = s.getsockname()[1]
+    pub, _rep = endpoints(cfg)
+    cfg.write_text(cfg.read_text().replace(pub, f"tcp://127.0.0.1:{ephemeral}"))
+    pub, _rep = endpoints(cfg)
+    d = Daemon(cfg)
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen()
+    taker = socket.socket()
+    try:
+        d.start()
+        assert d.stop() == 0
+        # what the kernel does for an outgoing connection: its own port is the daemon's
+        taker.bind(("127.0.0.1", _port(pub)))
+        taker.connect(other.getsockname())
+        with pytest.raises(AssertionError):
+            d.start(timeout=3)
+        assert d.proc is not None and d.proc.wait(10) == 1
+        out = d.log.read_text()
+        assert f"no one listens on port {_port(pub)}, but a connection uses it" in out, out[-2000:]
+        assert "choose a port below it" in out, out[-2000:]
+    finally:
+        taker.close()
+        other.close()
+        d.close()
