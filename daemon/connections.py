@@ -73,8 +73,10 @@ WARN_EVERY: Final = 60.0
 _SO_ATTACH_FILTER: Final = 26
 _SO_DETACH_FILTER: Final = 27
 #: one classic BPF instruction, ``ret #0``: keep no byte of any packet
-_DROP_ALL = (ctypes.c_uint64 * 1)(struct.unpack("<Q", struct.pack("<HBBI", 0x06, 0, 0, 0))[0])
-_DROP_PROG: Final = struct.pack("@HxxxxxxP", 1, ctypes.addressof(_DROP_ALL))
+#: (struct sock_filter: u16 code, u8 jt, u8 jf, u32 k, in the machine's byte order)
+_DROP_ALL = ctypes.create_string_buffer(struct.pack("=HBBI", 0x06, 0, 0, 0), 8)
+#: struct sock_fprog: u16 len, then the pointer at its native alignment (8 or 4 bytes)
+_DROP_PROG: Final = struct.pack("@HP", 1, ctypes.addressof(_DROP_ALL))
 _EVENTS: Final = int(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
 _HANDSHAKE: Final = int(
     zmq.EVENT_HANDSHAKE_SUCCEEDED
