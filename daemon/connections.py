@@ -34,14 +34,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import os
 import resource
 import socket
-import stat
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -49,9 +47,18 @@ import structlog
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from daemon.fd_budget import METRICS_MAX_CONNECTIONS, RESERVE, BudgetError, caps, open_descriptors
+from daemon.fd_budget import (
+    METRICS_MAX_CONNECTIONS,
+    RESERVE,
+    BudgetError,
+    caps,
+    dup_socket,
+    listening_socket,
+    open_descriptors,
+    sockets,
+)
 from daemon.ipc import HANDSHAKE_IVL_MS
-from daemon.security.revoke import FD_DIR, _accepted_by, _address
+from daemon.security.revoke import _accepted_by, _address
 
 log = structlog.get_logger("tabled")
 
@@ -84,47 +91,6 @@ _HANDSHAKE: Final = int(
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
-
-
-def _sockets() -> Iterator[socket.socket]:
-    """A duplicate of each of the process's sockets, closed after its turn (unless kept:
-    ``detach`` it first). Never a duplicate of anything else: a leak here is what it guards."""
-    for entry in os.scandir(FD_DIR):
-        try:
-            fd = int(entry.name)
-            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
-                continue
-            dup = os.dup(fd)
-        except (ValueError, OSError):
-            continue  # closed meanwhile, or the scan's own descriptor
-        try:
-            s = socket.socket(fileno=dup)
-        except OSError:  # a family Python does not know: not one of ours
-            os.close(dup)
-            continue
-        with s:
-            yield s
-
-
-def listening_socket(endpoint: str) -> socket.socket | None:
-    """A duplicate of the process's listening socket bound to ``endpoint`` (tcp), or None."""
-    addr = _address(endpoint)
-    if addr is None or addr[0] == socket.AF_UNIX:
-        return None
-    family, host, port = addr
-    for s in _sockets():
-        try:
-            if (
-                s.family == family
-                and s.type == socket.SOCK_STREAM
-                and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
-                and s.getsockname()[1] == port
-                and (host in ("0.0.0.0", "::", "*") or s.getsockname()[0] == host)
-            ):
-                return socket.socket(fileno=s.detach())
-        except OSError:
-            pass
-    return None
 
 
 @dataclass
@@ -291,7 +257,7 @@ class ConnectionGuard:
 
     def _received(self, lst: _Listener, fd: int) -> int:
         """Bytes the peer on ``fd`` sent (TCP_INFO), or more than any handshake if it is gone."""
-        s = _dup(fd)
+        s = dup_socket(fd)
         if s is None:
             return 1 << 62
         with s:
@@ -305,7 +271,7 @@ class ConnectionGuard:
 
     def _cut(self, lst: _Listener, fd: int) -> bool:
         """Shut down one accepted connection (libzmq sees it end and frees it)."""
-        s = _dup(fd)
+        s = dup_socket(fd)
         if s is None:
             return False
         with s:
@@ -347,7 +313,7 @@ class ConnectionGuard:
         """The kernel's count of the listener's connections (in case an event was missed);
         it opens again when there is room, or a place a peer in its handshake could give."""
         lst.resynced = now = time.monotonic()
-        lst.live = sum(_accepted_by(s, lst.addr) for s in _sockets())
+        lst.live = sum(_accepted_by(s, lst.addr) for s in sockets())
         self._maybe_open(lst, now)
 
     def _maybe_open(self, lst: _Listener, now: float) -> None:
@@ -357,21 +323,6 @@ class ConnectionGuard:
             lst.live < lst.cap or (lst.live == lst.cap and self._idle(lst, now) is not None)
         ):
             self._open(lst)
-
-
-def _dup(fd: int) -> socket.socket | None:
-    """A socket object on a duplicate of ``fd``, or None if ``fd`` is no longer a socket."""
-    try:
-        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
-            return None
-        dup = os.dup(fd)
-    except OSError:
-        return None
-    try:
-        return socket.socket(fileno=dup)
-    except OSError:
-        os.close(dup)
-        return None
 
 
 def guard_listeners(

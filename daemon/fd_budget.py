@@ -7,16 +7,23 @@ shipped unit sets ``LimitNOFILE=65536``), ``RESERVE`` descriptors stay the table
 control sockets, devices, hooks, ZeroMQ's own, what a flood gets accepted before the caps'
 thread sees it), and what is left beyond those already open is shared between the
 listeners (:func:`caps`): each gets what it asks for or its share, whichever is smaller.
+The process's sockets, found by descriptor (:func:`sockets`, :func:`listening_socket`), are
+what the caps count and act on.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import socket
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 import structlog
+
+from daemon.security.revoke import _address
 
 log = structlog.get_logger("tabled")
 
@@ -69,3 +76,59 @@ def caps(limit: int, in_use: int, wanted: dict[str, int], past: dict[str, int]) 
             "accept past their caps; raise LimitNOFILE (ulimit -n)"
         )
     return {name: min(n, share) for name, n in wanted.items()}
+
+
+def sockets() -> Iterator[socket.socket]:
+    """A duplicate of each of the process's sockets, closed after its turn (unless kept:
+    ``detach`` it first). Never a duplicate of anything else: a leak here is what it guards."""
+    for entry in os.scandir(FD_DIR):
+        try:
+            fd = int(entry.name)
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            dup = os.dup(fd)
+        except (ValueError, OSError):
+            continue  # closed meanwhile, or the scan's own descriptor
+        try:
+            s = socket.socket(fileno=dup)
+        except OSError:  # a family Python does not know: not one of ours
+            os.close(dup)
+            continue
+        with s:
+            yield s
+
+
+def listening_socket(endpoint: str) -> socket.socket | None:
+    """A duplicate of the process's listening socket bound to ``endpoint`` (tcp), or None."""
+    addr = _address(endpoint)
+    if addr is None or addr[0] == socket.AF_UNIX:
+        return None
+    family, host, port = addr
+    for s in sockets():
+        try:
+            if (
+                s.family == family
+                and s.type == socket.SOCK_STREAM
+                and s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                and s.getsockname()[1] == port
+                and (host in ("0.0.0.0", "::", "*") or s.getsockname()[0] == host)
+            ):
+                return socket.socket(fileno=s.detach())
+        except OSError:
+            pass
+    return None
+
+
+def dup_socket(fd: int) -> socket.socket | None:
+    """A socket object on a duplicate of ``fd``, or None if ``fd`` is no longer a socket."""
+    try:
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            return None
+        dup = os.dup(fd)
+    except OSError:
+        return None
+    try:
+        return socket.socket(fileno=dup)
+    except OSError:
+        os.close(dup)
+        return None
