@@ -174,10 +174,15 @@ class Daemon(Liveness):
                 await server.start()
                 if cfg.control.roles[role]:  # "": the daemon's own group (a demo)
                     _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
-            # every bound network listener capped: a flood cannot take the table's descriptors
+            # every bound listener capped: a flood cannot take the table's descriptors
             auth = self.security.auth
+            roles = zip(s.role_endpoints, self.role_controls, strict=True)
             self.connections, self.metrics_cap = guard_listeners(
-                [*self.bus.listeners(), ("control", self.control.socket)],
+                [
+                    *self.bus.listeners(),
+                    ("control", self.control.socket),
+                    *((f"control-{role}", server.socket) for role, server in roles),
+                ],
                 cfg.bus.max_connections,
                 metrics=cfg.metrics.port is not None,
                 take_monitor=lambda sock: None if auth is None else auth.take_monitor(sock),

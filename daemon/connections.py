@@ -48,6 +48,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from daemon.fd_budget import (
+    IPC_MAX_CONNECTIONS,
     METRICS_MAX_CONNECTIONS,
     RESERVE,
     BudgetError,
@@ -98,8 +99,9 @@ class _Listener:
     name: str
     endpoint: str
     cap: int
-    #: a duplicate of libzmq's listening socket: what the filter goes on
-    sock: socket.socket
+    #: a duplicate of libzmq's listening socket: what the filter goes on (None for ipc: a
+    #: unix socket's filter does not see connects, so past the cap new ones are only cut)
+    sock: socket.socket | None
     monitor: zmq.Socket[Any]
     handshake: Callable[[dict[str, Any]], None] | None
     #: bytes a peer has sent once past the part of a handshake an idle peer never sends
@@ -138,9 +140,9 @@ class ConnectionGuard:
         """Cap ``sock``'s connections (a bound tcp listener); ``handshake`` gets its handshake
         events on the loop (the socket's one monitor is this one: libzmq keeps one a socket)."""
         endpoint = sock.getsockopt(zmq.LAST_ENDPOINT).decode()
-        lsock = listening_socket(endpoint)
         addr = _address(endpoint)
-        if lsock is None or addr is None:
+        lsock = None if addr is None or addr[0] == socket.AF_UNIX else listening_socket(endpoint)
+        if addr is None or (lsock is None and addr[0] != socket.AF_UNIX):
             raise BudgetError(f"the {name} socket's listener on {endpoint} is not found")
         curve = sock.getsockopt(zmq.MECHANISM) == zmq.CURVE
         past = _GREETING + (_CURVE_HELLO if curve else 0)
@@ -165,7 +167,8 @@ class ConnectionGuard:
             self._thread = None
         for lst in self._listeners:
             lst.monitor.close(linger=0)
-            lst.sock.close()
+            if lst.sock is not None:
+                lst.sock.close()
         self._listeners.clear()
         self._wake_r.close()
         self._wake_w.close()
@@ -256,7 +259,10 @@ class ConnectionGuard:
         return None
 
     def _received(self, lst: _Listener, fd: int) -> int:
-        """Bytes the peer on ``fd`` sent (TCP_INFO), or more than any handshake if it is gone."""
+        """Bytes the peer on ``fd`` sent (TCP_INFO), or more than any handshake if it is gone;
+        0 on ipc (no such count: a connection younger than the handshake time may be cut)."""
+        if lst.sock is None:
+            return 0
         s = dup_socket(fd)
         if s is None:
             return 1 << 62
@@ -286,6 +292,8 @@ class ConnectionGuard:
     def _filter(self, lst: _Listener, until: float = 0.0) -> None:
         """Close the listener: the kernel completes no new connection on it (not before
         ``until``, a monotonic time, does it open again)."""
+        if lst.sock is None:  # ipc: nothing to close; past the cap new ones are cut
+            return
         lst.sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_FILTER, _DROP_PROG)
         lst.filtered = True
         lst.hold_until = until
@@ -305,6 +313,8 @@ class ConnectionGuard:
             )
 
     def _open(self, lst: _Listener) -> None:
+        if lst.sock is None:
+            return
         with contextlib.suppress(OSError):  # ENOENT: no filter on
             lst.sock.setsockopt(socket.SOL_SOCKET, _SO_DETACH_FILTER, 0)
         lst.filtered = False
@@ -332,15 +342,13 @@ def guard_listeners(
     metrics: bool,
     take_monitor: Callable[[zmq.Socket[Any]], Callable[[dict[str, Any]], None] | None],
 ) -> tuple[ConnectionGuard, int]:
-    """Budget the descriptors and cap each tcp listener in ``listeners`` (name, bound socket);
+    """Budget the descriptors and cap each listener in ``listeners`` (name, bound socket):
+    tcp ones at ``max_connections``, ipc ones (the control sockets) at ``IPC_MAX_CONNECTIONS``;
     returns the guard (not started) and the metrics endpoint's cap (0 without one)."""
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    tcp = [
-        (name, sock)
-        for name, sock in listeners
-        if sock.getsockopt(zmq.LAST_ENDPOINT).decode().startswith("tcp://")
-    ]
-    wanted = {name: max_connections for name, _ in tcp}
+    kinds = {name: sock.getsockopt(zmq.LAST_ENDPOINT).decode()[:6] for name, sock in listeners}
+    tcp = [(n, s) for n, s in listeners if kinds[n] in ("tcp://", "ipc://")]
+    wanted = {n: max_connections if kinds[n] == "tcp://" else IPC_MAX_CONNECTIONS for n, _ in tcp}
     if metrics:
         wanted["metrics"] = METRICS_MAX_CONNECTIONS
     limit = soft if soft != resource.RLIM_INFINITY else 1 << 20

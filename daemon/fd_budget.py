@@ -32,6 +32,9 @@ FD_DIR: Final = "/proc/self/fd"
 RESERVE: Final = 256
 #: the fewest connections a listener may be left; a smaller budget refuses the start
 MIN_CAP: Final = 8
+#: connections an ipc control socket holds at most (tablectl's are short; a flood of them
+#: from a local user who may open the socket must not take the descriptors either)
+IPC_MAX_CONNECTIONS: Final = 64
 #: the metrics endpoint's connections (a scraper or two; ``daemon/metrics.py``)
 METRICS_MAX_CONNECTIONS: Final = 8
 

@@ -365,3 +365,47 @@ def test_the_socket_filter_closes_a_listener_and_opens_it_again():
         socket.create_connection(lst.getsockname(), timeout=1).close()
         before.close()
         conn.close()
+
+
+def test_a_local_flood_of_the_ipc_control_socket_stops_nothing(tmp_path: Path):
+    """Not a network port, but the same abort: idle connections to the ipc control socket up to
+    the limit (a local user who may open it) took every descriptor, and libzmq's ipc listener
+    aborts the process at EMFILE. Capped too: tablectl gets in past the idle ones (the oldest
+    still in its handshake makes room) and the table keeps publishing."""
+    import socket as so
+
+    from daemon.config import load
+
+    cfg = write_config(tmp_path)
+    pub, _rep = endpoints(cfg)
+    path = load(str(cfg)).control_endpoint[len("ipc://") :]
+    d = limited(Daemon(cfg))
+    sub = Subscriber(pub, b"it.")
+    flood: list[so.socket] = []
+    try:
+        d.start()
+        assert d.proc is not None
+        seq = _seq_after(sub, 0, 15)
+        deadline = time.monotonic() + 3
+        while len(flood) < LIMIT and time.monotonic() < deadline:
+            s = so.socket(so.AF_UNIX)
+            s.setblocking(False)
+            try:
+                s.connect(path)
+            except BlockingIOError:  # the backlog is full: again, as a flood would
+                s.close()
+                continue
+            flood.append(s)
+        for _ in range(3):
+            r = tablectl(cfg, "status", "--json", timeout=20)
+            assert r.returncode == 0, (r.returncode, r.stderr, d.log.read_text()[-3000:])
+            seq = _seq_after(sub, seq, 10)
+            assert descriptors(d.proc.pid) < LIMIT - 100
+        assert json.loads(r.stdout)["connections"]["control"]["cap"] >= 8
+    finally:
+        for s in flood:
+            s.close()
+        sub.close()
+        rc = d.stop() if d.proc is not None and d.proc.poll() is None else None
+        d.close()
+    assert rc == 0, d.log.read_text()[-3000:]
