@@ -80,11 +80,11 @@ class BusSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     publish: str = "tcp://127.0.0.1:7700"
     replay: str = "tcp://127.0.0.1:7701"
     heartbeat_interval: Annotated[float, msgspec.Meta(gt=0, le=60)] = 1.0
-    #: publisher queue per subscriber; past it a slow subscriber loses
-    #: messages (it sees the seq gap and repairs it from replay).
+    #: publisher queue per subscriber; past it a slow one loses messages (repaired by replay)
     sndhwm: Annotated[int, msgspec.Meta(ge=1)] = 10000
     replay_hwm: Annotated[int, msgspec.Meta(ge=1)] = 1000
     replay_max: Annotated[int, msgspec.Meta(ge=1)] = 1_000_000
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] = 1000
 
 
 class ControlSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
