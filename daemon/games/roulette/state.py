@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -50,6 +50,10 @@ class RouletteRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     fault_stops_play: bool = True
     #: whose flag table the status frames use: SlingShot 2 or Mercury 360 (vendor M360 guide).
     wheel_model: Literal["ss2", "m360"] = "ss2"
+    #: the paytable in force (None: the game's shipped default, ``docs/settlement.md``), and the
+    #: house's own paytables by name (``[game.paytables.<name>]``: a bet spot = its ratio)
+    paytable: str | None = None
+    paytables: dict[str, dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
         v = self.launch_fail_void_after
