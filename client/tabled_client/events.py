@@ -432,6 +432,8 @@ class HandOutcomeData(Data):
     blackjack_pays: str | UnsetType = UNSET
     insurance_pays: str | UnsetType = UNSET
     rule: str | UnsetType = UNSET
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class HoleCard(Data):
@@ -590,6 +592,8 @@ class SpinResultData(Data):
     wheel_spin: int | UnsetType | None = UNSET
     wheel_state: int | UnsetType | None = UNSET
     mono: float | UnsetType | None = UNSET
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class SpinVoidData(Data):
@@ -699,6 +703,8 @@ class DiceResultData(Data):
     face_counts: dict[str, int]
     shakes: int
     reshakes: int
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class DiceRejectedData(Data):
@@ -811,6 +817,8 @@ class RoundResultData(Data):
     winners: list[str]
     pairs: list[str]
     rule: str
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 # -- the envelope and the union -----------------------------------------------------------------------

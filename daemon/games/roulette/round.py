@@ -25,6 +25,7 @@ from daemon.games.roulette.wheel import (
     _At,
     _text,
 )
+from daemon.procedures.paytable import in_force
 from daemon.table import (
     R_NOISE,
     Command,
@@ -320,6 +321,7 @@ class RouletteRound(RouletteParts):
             complete=not g.partial,
             respin=g.respin,
             **extra,
+            paytable=in_force(self.name, self.rules),
         )
 
     def _mismatch(
