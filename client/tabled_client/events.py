@@ -113,6 +113,9 @@ class AlarmRaisedData(Data):
     error: str | UnsetType | None = UNSET
     failures: int | UnsetType = UNSET
     dropped: int | UnsetType = UNSET
+    # a roulette procedure check: what was measured and the house's limit it passed
+    figure: float | UnsetType = UNSET
+    limit: float | UnsetType = UNSET
 
 
 class AlarmRepeatedData(Data):
