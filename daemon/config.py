@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
-from tabled_client import paytables
 
+from daemon.procedures.paytable import problems as paytable_problems
 from daemon.validate import check, endpoint_problem
 from drivers.base import DriverError, driver_class
 
@@ -232,10 +232,6 @@ def _check_simulator(i: int, cls: Any, opts: dict[str, Any], sim: Any, errors: l
         errors.append(f"devices[{i}].sim: {e}")
 
 
-def _has_field(tp: Any, name: str) -> bool:
-    return any(f.name == name for f in msgspec.structs.fields(tp))
-
-
 def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
     """Read, validate and resolve one table config; raise :class:`ConfigError` listing every problem."""
     from daemon import games
@@ -266,9 +262,7 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
             errors.append(f'table.game: unknown game "{game_name}" (known: {known})')
         else:
             check(raw.get("game", {}), rules_type, "game", errors)
-            if isinstance(raw.get("game", {}), dict) and _has_field(rules_type, "paytables"):
-                # the paytable named and the house's own, checked as the client reads them
-                errors += paytables.config_problems(game_name, raw.get("game", {}))
+            errors += paytable_problems(game_name, rules_type, raw.get("game", {}))
     device_types: dict[str, Any] = {}
     names: set[str] = set()
     for i, dev in enumerate(raw.get("devices", []) if isinstance(raw.get("devices"), list) else []):

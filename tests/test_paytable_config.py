@@ -132,3 +132,33 @@ def test_tablectl_config_check_and_the_daemon_say_the_same(tmp_path):
     said = log_messages(p.stdout + p.stderr)
     for line in SAID:
         assert f"bad.toml: {line}" in said
+
+
+CAPTURE = ROOT / "tests" / "captures" / "shoe-line" / "full-shoe-first-card-burn.log"
+
+
+def test_every_result_names_the_paytable_in_force():
+    from daemon.capture import load as load_capture
+    from daemon.replay import replay
+
+    default = replay([load_capture(CAPTURE)]).events
+    results = [e.data for e in default if e.type == "hand.result"]
+    assert results and {d["paytable"] for d in results} == {"commission"}  # the default
+    cap = load_capture(CAPTURE)
+    cap.headers["game.paytable"] = '"no-commission"'
+    chosen = [e.data for e in replay([cap]).events if e.type == "hand.result"]
+    assert {d["paytable"] for d in chosen} == {"no-commission"} and len(chosen) == len(results)
+    assert not [e for e in default if e.type == "hand.demo" and "paytable" in e.data]
+
+
+def test_a_replay_checks_the_paytable_as_the_config_does():
+    from daemon.capture import load as load_capture
+    from daemon.replay import replay
+
+    cap = load_capture(CAPTURE)
+    cap.headers["game.paytable"] = '"vip"'
+    with pytest.raises(ConfigError) as e:
+        replay([cap])
+    assert e.value.problems == [
+        'game.paytable: unknown paytable "vip" (shipped for baccarat: commission, no-commission)'
+    ]

@@ -381,3 +381,53 @@ def test_settle_is_exact_money():
     assert settle(dt, "dragon", 10) == 5 and settle(dt, "tie", 10) == 110  # seed 002
     assert settle(_spin(0, "european-la-partage"), "red", 10) == 5
     assert settle(_spin(0), "red", 10) == 0 and settle(_spin(0), "straight:0", 10) == 360
+
+
+# -- blackjack: what each hand.result states ------------------------------------------------------
+
+
+def test_blackjack_boxes_and_insurance_from_every_captured_round():
+    """Every box of every blackjack round in the captures (splits, doubles, blackjacks, insurance
+    won and lost): a box returns its stake times (1 + its net) less its insurance part, exactly."""
+    import json
+    from pathlib import Path
+
+    from tabled_client.settle import SettleError
+
+    seen = Counter()
+    for path in sorted((Path(__file__).parent / "captures" / "blackjack").glob("*.expected.jsonl")):
+        for raw in path.read_text().splitlines():
+            e = json.loads(raw)
+            if e["type"] != "hand.result":
+                continue
+            for b in e["data"]["boxes"]:
+                ins = b["insurance"] or {}
+                ins_net = F(str(ins["net"])) if ins.get("taken") else F(0)
+                main = F(str(b["net"])) - ins_net  # in units of the box's bet
+                stake = sum(h["bet"] for h in b["hands"])
+                assert settle(e, f"box:{b['box']}", 10) == 10 * (stake + main)
+                if ins.get("taken"):
+                    # seed 003 part III §2.5.3: insurance pays 2:1, else it is lost
+                    want = 30 if ins["outcome"] == "win" else 0
+                    assert settle(e, f"insurance:{b['box']}", 10) == want
+                    seen["ins-" + ins["outcome"]] += 1
+                else:
+                    with pytest.raises(SettleError, match=f"box {b['box']} took no insurance"):
+                        settle(e, f"insurance:{b['box']}", 10)
+                seen["split"] += b["split"]
+                seen["double"] += any(h["bet"] == 2 for h in b["hands"])
+                seen["blackjack"] += any(h["outcome"] == "blackjack" for h in b["hands"])
+            absent = next(n for n in range(1, 8) if n not in {b["box"] for b in e["data"]["boxes"]})
+            with pytest.raises(SettleError, match=f"box {absent} was not in play"):
+                settle(e, f"box:{absent}", 10)
+    assert all(seen[k] > 0 for k in ("ins-win", "ins-lose", "split", "double", "blackjack")), seen
+
+
+def test_the_spot_vocabulary_is_documented():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "settlement.md").read_text()
+    for game in ("baccarat", "dragon-tiger", "sicbo", "roulette", "paigow", "blackjack"):
+        kinds = {s.partition(":")[0] for s in spots(game)}
+        missing = [k for k in sorted(kinds) if f"`{k}" not in text]
+        assert not missing, (game, missing)

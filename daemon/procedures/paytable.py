@@ -10,9 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from tabled_client import paytables
 
 
 def in_force(game: str, rules: Any) -> str:
     """The name of the paytable in force: the config's, or the game's shipped default."""
     return getattr(rules, "paytable", None) or paytables.DEFAULT[game]
+
+
+def problems(game: str, rules_type: Any, raw: Any) -> list[str]:
+    """``[game] paytable`` and the house's paytables checked as a backend reads them, every
+    problem naming its key; nothing for a game whose rules have no paytables (a third party's)."""
+    fields = {f.name for f in msgspec.structs.fields(rules_type)}
+    if "paytables" not in fields or not isinstance(raw, dict):
+        return []
+    return paytables.config_problems(game, raw)
