@@ -431,3 +431,71 @@ def test_the_spot_vocabulary_is_documented():
         kinds = {s.partition(":")[0] for s in spots(game)}
         missing = [k for k in sorted(kinds) if f"`{k}" not in text]
         assert not missing, (game, missing)
+
+
+# -- the long variant: every deal by rank, through the table's own rules --------------------------
+
+
+@pytest.mark.campaign
+def test_baccarat_every_deal_through_the_tables_rules():
+    """The first four cards by their 13 ranks, the third cards by value, each complete deal made
+    a hand.result by the rules' result_data and next_box (the table's own code), every spot of
+    both paytables settled on it: the same exact edges as the fast enumeration above, the pairs
+    included jointly with the rest (about a million deals, ~20 s)."""
+    ranks = "A23456789TJQK"
+    n0, per = 52 * DECKS, 4 * DECKS
+    by_value = {v: [r for r in ranks if bac.card_value(r + "S") == v] for v in range(10)}
+    facts: Counter[tuple] = Counter()
+    sample: dict[tuple, dict] = {}
+
+    def leaf(player, banker, w):
+        d = bac.result_data(player, banker)
+        key = (d["winner"], d["banker_total"], d["cards"], d["player_pair"], d["banker_pair"])
+        facts[key] += w
+        sample.setdefault(key, d)
+
+    def deal(player, banker, counts, w, left):
+        due = bac.next_box(player, banker)
+        if due is None:
+            # the cards not dealt: every order of the rest, so each deal weighs the same
+            for k in range(6 - len(player) - len(banker)):
+                w *= left - k
+            leaf(player, banker, w)
+            return
+        for rs in by_value.values():
+            c = sum(counts[r] for r in rs)
+            if not c:
+                continue
+            r = rs[0]  # a third card's rank changes no bet: one of its value stands for all
+            took = next(x for x in rs if counts[x])
+            counts[took] -= 1
+            card = r + "S"
+            nxt = ([*player, card], banker) if due == "player" else (player, [*banker, card])
+            deal(*nxt, counts, w * c, left - 1)
+            counts[took] += 1
+
+    for p1, b1, p2, b2 in product(ranks, repeat=4):
+        counts = dict.fromkeys(ranks, per)
+        w = 1
+        for r in (p1, b1, p2, b2):
+            w *= counts[r]
+            counts[r] -= 1
+        deal([p1 + "S", p2 + "S"], [b1 + "S", b2 + "S"], counts, w, n0 - 4)
+    denom = n0 * (n0 - 1) * (n0 - 2) * (n0 - 3) * (n0 - 4) * (n0 - 5)
+    probs = {k: F(w, denom) for k, w in facts.items()}
+    assert sum(probs.values()) == 1
+    fast = _baccarat_outcomes()
+
+    def ev(k):
+        return {"type": "hand.result", "data": {**sample[k], "big_small_open": True, "hand": 1}}
+
+    for name in ("commission", "no-commission"):
+        table = SHIPPED["baccarat", name]
+        for spot in sorted(spots("baccarat")):
+            if spot not in table.pays:
+                continue
+            got = edge(probs, ev, spot, table)
+            if spot in EXACT_BACCARAT:
+                assert got == EXACT_BACCARAT[spot], (name, spot)
+            else:
+                assert got == edge(fast, _bac_event, spot, table), (name, spot)
