@@ -130,3 +130,27 @@ def test_a_check_the_house_cannot_have_is_a_config_error(tmp_path, game, said):
     with pytest.raises(ConfigError) as e:
         load_config(p)
     assert any(said in x for x in e.value.problems), e.value.problems
+
+
+def test_too_many_ball_revolutions_on_a_wheel_that_reports_them():
+    """A Mercury 360 at the extended level reports the ball's revolutions: 12 over a ceiling of
+    10 raises ball-revolutions-high (the result stands), 9 does not; the floor still voids 2."""
+    m360 = Path(__file__).parent / "captures" / "cammegh-m360" / "extended.log"
+    evs = events(m360, max_ball_revolutions="10")
+    [alarm] = [
+        e.data
+        for e in evs
+        if e.type == "alarm.raised" and e.data["kind"] == "ball-revolutions-high"
+    ]
+    assert (alarm["figure"], alarm["limit"], alarm["severity"]) == (12.0, 10, "warning")
+    assert "the ball made 12 revolutions, more than the house's 10" in alarm["message"]
+    assert [e.data["ball_revolutions"] for e in evs if e.type == "spin.result"] == [12, 9]
+    assert [e.data["reason"] for e in evs if e.type == "spin.void"] == [
+        "ball-direction",
+        "ball-revolutions",
+    ]
+    assert not [
+        e
+        for e in events(m360, max_ball_revolutions="12")
+        if e.type == "alarm.raised" and e.data["kind"] == "ball-revolutions-high"
+    ]

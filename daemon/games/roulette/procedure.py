@@ -98,7 +98,7 @@ def check_revolutions(
             t, d, "ball-revolutions-high", device, frames,
             f"the ball made {revs} revolutions, more than the house's {top}",
             "ball revolutions inside the house's range",
-            figure=float(revs), limit=top,
+            figure=float(revs), limit=float(top),
         )  # fmt: skip
 
 
