@@ -162,3 +162,20 @@ def test_a_replay_checks_the_paytable_as_the_config_does():
     assert e.value.problems == [
         'game.paytable: unknown paytable "vip" (shipped for baccarat: commission, no-commission)'
     ]
+
+
+def test_a_roulette_paytable_must_fit_the_wheels_layout():
+    from tabled_client.paytables import config_problems, default_for
+
+    assert config_problems("roulette", {"double_zero": True, "paytable": "european"}) == [
+        'game.paytable: "european" is a single-zero paytable; this wheel is double-zero '
+        "(game.double_zero)"
+    ]
+    assert config_problems("roulette", {"paytable": "american"}) == [
+        'game.paytable: "american" is a double-zero paytable; this wheel is single-zero '
+        "(game.double_zero)"
+    ]
+    assert config_problems("roulette", {"double_zero": True}) == []  # its default: american
+    assert default_for("roulette", True) == "american" and default_for("roulette") == "european"
+    house = {"double_zero": True, "paytable": "h", "paytables": {"h": {"base": "european"}}}
+    assert config_problems("roulette", house)[0].startswith('game.paytable: "h" is a single-zero')

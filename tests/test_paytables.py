@@ -273,6 +273,41 @@ def test_roulette_every_spot_both_paytables():
     assert len(spots("roulette")) == 37 + 57 + 3 + 12 + 2 + 22 + 1 + 11 + 3 + 3 + 6
 
 
+def test_roulette_double_zero_every_spot():
+    """The house's double-zero wheel: 38 pockets (00 reported as 37), every spot at 1/19
+    (5.2632 %, Wizard of Odds "American roulette"), the top line 0-00-1-2-3 at 6:1 3/38
+    (7.8947 %, the published 7.89 %)."""
+    pockets = {(n,): F(1, 38) for n in (*range(37), 37)}
+
+    def ev(k):
+        return {
+            "type": "spin.result",
+            "data": {"number": k[0], "layout": "double-zero", "paytable": "american"},
+        }
+
+    table = SHIPPED["roulette", "american"]
+    names = spots("roulette", "double-zero")
+    for spot in sorted(names):
+        got = edge(pockets, ev, spot, None)
+        if spot == "top_line":
+            assert got == F(3, 38) and pct(got) == 7.8947
+        else:
+            assert got == F(1, 19) and pct(got) == 5.2632, spot
+    # the single-zero layout's 0 splits, trios and first four give way to 0-00, 0-1, 0-2,
+    # 00-2, 00-3, 0-1-2, 0-00-2, 00-2-3 and the top line
+    assert len(names) == len(spots("roulette")) + 1 + 5 - 3 + 3 - 2 + 1 - 1
+    assert {"straight:00", "split:0-00", "street:00-2-3", "top_line"} <= names
+    from tabled_client.settle import SettleError
+
+    with pytest.raises(
+        SettleError, match='paytable "european" is for a single-zero wheel; this one is double-zero'
+    ):
+        settle(ev((37,)), "red", 10, SHIPPED["roulette", "european"])
+    with pytest.raises(SettleError, match='no bet spot "first_four" on a double-zero wheel'):
+        settle(ev((0,)), "first_four", 10, table)
+    assert settle(ev((37,)), "straight:00", 10) == 360 and settle(ev((37,)), "red", 10) == 0
+
+
 # -- Mahjong Pai Gow ------------------------------------------------------------------------------
 
 

@@ -58,7 +58,8 @@ KEYS: Final[dict[str, dict[str, str]]] = {
         "split": "two adjacent numbers",
         "street": "a row of three (or 0-1-2, 0-2-3)",
         "corner": "four numbers in a square",
-        "first_four": "0-1-2-3",
+        "first_four": "0-1-2-3 (single zero)",
+        "top_line": "0-00-1-2-3 (double zero)",
         "line": "two rows, six numbers",
         "column": "a column of twelve",
         "dozen": "a dozen",
@@ -82,6 +83,8 @@ class Paytable:
     game: str
     pays: Mapping[str, Fraction]
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: roulette: the layout it is for (``single-zero``, ``double-zero``); None: any
+    layout: str | None = None
 
     def ratio(self, key: str) -> Fraction:
         """What ``key`` pays; :class:`NotOffered` when this paytable has no such bet."""
@@ -119,12 +122,15 @@ def parse_ratio(value: Any) -> Fraction:
     raise ValueError(f'{value!r} is not a ratio: write 11, 0.95 or "3:2"')
 
 
-def _table(name: str, game: str, rows: dict[str, tuple[str | int, str]]) -> Paytable:
+def _table(
+    name: str, game: str, rows: dict[str, tuple[str | int, str]], layout: str | None = None
+) -> Paytable:
     return Paytable(
         name,
         game,
         {k: parse_ratio(v) for k, (v, _) in rows.items()},
         {k: s for k, (_, s) in rows.items()},
+        layout,
     )
 
 
@@ -143,6 +149,7 @@ _S002_SB = "seed 002, 骰寳"
 _S003_R = "seed 003 part IV §2.2"
 _S002_DT = "seed 002, 龙虎: 胜方一赔一, 和一赔十; on a tie 抽取百份之五十, the rest returned"
 _S002_PG = "seed 002, 麻雀排九 派彩"
+_DZ = "house option: the double-zero wheel is not in the seeds (seed 003 IV §1.2.1 is single zero)"
 
 #: every shipped paytable: (game, name) -> Paytable
 SHIPPED: Final[dict[tuple[str, str], Paytable]] = {
@@ -226,6 +233,7 @@ SHIPPED: Final[dict[tuple[str, str], Paytable]] = {
                     **{k: (1, _S003_R) for k in ("red", "black", "odd", "even", "low", "high")},
                     "on_zero_returns": zero,
                 },
+                "single-zero",
             )
             for name, zero in (
                 (
@@ -237,6 +245,23 @@ SHIPPED: Final[dict[tuple[str, str], Paytable]] = {
                     ("0.5", "house option (la partage): half an even-money bet back on 0"),
                 ),
             )
+        ),
+        _table(
+            "american",
+            "roulette",
+            {
+                "straight": (35, _S003_R + " (the same odds on the double-zero layout)"),
+                "split": (17, _S003_R),
+                "street": (11, _S003_R + "; 0-1-2, 0-00-2, 00-2-3 are streets too"),
+                "corner": (8, _S003_R),
+                "top_line": (6, _DZ),
+                "line": (5, _S003_R),
+                "column": (2, _S003_R),
+                "dozen": (2, _S003_R),
+                **{k: (1, _S003_R) for k in ("red", "black", "odd", "even", "low", "high")},
+                "on_zero_returns": (0, _DZ + ": even-money bets lose on 0 and 00"),
+            },
+            "double-zero",
         ),
         _table(
             "standard",
@@ -297,7 +322,22 @@ def config_problems(game: str, rules: Mapping[str, Any], prefix: str = "game") -
         errors.append(
             f'{prefix}.paytable: unknown paytable "{name}" (shipped for {game}: {shipped}{own})'
         )
+        return errors
+    if game == "roulette":  # a paytable for the wheel's layout
+        layout = "double-zero" if rules.get("double_zero") is True else "single-zero"
+        chosen = name if isinstance(name, str) else default_for(game, layout == "double-zero")
+        table = house.get(chosen) or SHIPPED.get((game, chosen))
+        if table is not None and table.layout not in (None, layout):
+            errors.append(
+                f'{prefix}.paytable: "{chosen}" is a {table.layout} paytable; this wheel is '
+                f"{layout} ({prefix}.double_zero)"
+            )
     return errors
+
+
+def default_for(game: str, double_zero: bool = False) -> str:
+    """The paytable a game plays under when its config names none (a double-zero wheel's own)."""
+    return "american" if game == "roulette" and double_zero else DEFAULT[game]
 
 
 def _house(
@@ -322,6 +362,7 @@ def _house(
             continue  # the rules' own type check says so
         pays: dict[str, Fraction] = {}
         sources: dict[str, str] = {}
+        layout = None
         base = rows.get("base")
         if base is not None:
             if (game, base) not in SHIPPED:
@@ -332,6 +373,7 @@ def _house(
             else:
                 pays.update(SHIPPED[game, base].pays)
                 sources.update(SHIPPED[game, base].sources)
+                layout = SHIPPED[game, base].layout
         for key, value in rows.items():
             if key == "base":
                 continue
@@ -353,7 +395,7 @@ def _house(
                 continue
             pays[key] = r
             sources[key] = f"house paytable {name}"
-        out[name] = Paytable(name, game, pays, sources)
+        out[name] = Paytable(name, game, pays, sources, layout)
     return out
 
 
@@ -364,6 +406,7 @@ __all__ = [
     "NotOffered",
     "Paytable",
     "config_problems",
+    "default_for",
     "from_config",
     "lookup",
     "parse_ratio",

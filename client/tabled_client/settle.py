@@ -26,6 +26,9 @@ ZERO: Fraction = F(0)
 
 #: the red numbers of a roulette layout (seed 003 part IV §3.3.2: 18 red, 18 black, 0 green)
 RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
+#: how a wheel reports 00 (``number`` 37, ``pocket`` "00"); SINGLE the European layout
+DOUBLE_ZERO = 37
+SINGLE = "single-zero"
 PAIGOW_PLAYERS = ("player1", "player2", "player3", "player4", "player5")
 
 
@@ -64,8 +67,12 @@ def settle(
     _, data = _parts(result)
     game = game_of(result)
     table = _paytable(game, data, paytable)
-    if spot not in spots(game):
-        raise SettleError(f'{game} has no bet spot "{spot}" (tabled_client.settle.spots("{game}"))')
+    layout = str(data.get("layout", SINGLE)) if game == "roulette" else SINGLE
+    if spot not in spots(game, layout):
+        where = f" on a {layout} wheel" if layout != SINGLE else ""
+        raise SettleError(
+            f'{game} has no bet spot "{spot}"{where} (tabled_client.settle.spots("{game}"))'
+        )
     try:
         return amount * _RETURNS[game](data, spot, table)
     except NotOffered as e:
@@ -73,8 +80,9 @@ def settle(
 
 
 @cache
-def spots(game: str) -> frozenset[str]:
-    """Every bet spot name of ``game`` (the vocabulary of ``docs/settlement.md``)."""
+def spots(game: str, layout: str = "single-zero") -> frozenset[str]:
+    """Every bet spot name of ``game`` (the vocabulary of ``docs/settlement.md``); roulette's
+    by its ``layout`` (``single-zero``, ``double-zero``: a result's ``layout``)."""
     if game == "baccarat":
         names = ["player", "banker", "tie", "player_pair", "banker_pair", "super6", "big", "small"]
     elif game == "dragon-tiger":
@@ -85,7 +93,7 @@ def spots(game: str) -> frozenset[str]:
         names += [f"total:{n}" for n in range(4, 18)]
         names += [f"combination:{a}-{b}" for a in range(1, 7) for b in range(a + 1, 7)]
     elif game == "roulette":
-        names = list(_roulette_spots())
+        names = list(_roulette_spots(layout))
     elif game == "paigow":
         names = [f"{k}:{p}" for k in ("win", "lose", "pair") for p in PAIGOW_PLAYERS]
     elif game == "blackjack":
@@ -97,9 +105,9 @@ def spots(game: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def roulette_numbers(spot: str) -> tuple[int, ...]:
-    """The numbers a roulette spot covers (``split:17-20`` -> (17, 20))."""
-    return _roulette_spots()[spot][1]
+def roulette_numbers(spot: str, layout: str = "single-zero") -> tuple[int, ...]:
+    """The numbers a roulette spot covers (``split:17-20`` -> (17, 20); 00 is 37)."""
+    return _roulette_spots(layout)[spot][1]
 
 
 # -- the parts ------------------------------------------------------------------------------------
@@ -215,13 +223,12 @@ def _sicbo(d: Mapping[str, Any], spot: str, t: Paytable) -> Fraction:
 
 
 def _roulette(d: Mapping[str, Any], spot: str, t: Paytable) -> Fraction:
-    if d.get("layout", "single-zero") != "single-zero":
-        raise SettleError(
-            f"spot {spot}: the paytables cover the single-zero layout, this wheel is {d['layout']}"
-        )
+    layout = str(d.get("layout", SINGLE))
+    if t.layout is not None and t.layout != layout:
+        raise SettleError(f'paytable "{t.name}" is for a {t.layout} wheel; this one is {layout}')
     number = int(d["number"])
-    key, covered = _roulette_spots()[spot]
-    if key in ("red", "black", "odd", "even", "low", "high") and number == 0:
+    key, covered = _roulette_spots(layout)[spot]
+    if key in ("red", "black", "odd", "even", "low", "high") and number in (0, DOUBLE_ZERO):
         return t.ratio("on_zero_returns")  # a house option: all lose, or la partage
     return _win(t, key) if number in covered else ZERO
 
@@ -273,30 +280,42 @@ _RETURNS = {
 
 
 @cache
-def _roulette_spots() -> dict[str, tuple[str, tuple[int, ...]]]:
-    """spot -> (paytable key, numbers covered) on the single-zero layout (seed 003 part IV §1.1)."""
+def _roulette_spots(layout: str) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """spot -> (paytable key, numbers covered): the single-zero layout (seed 003 part IV §1.1),
+    or the double-zero one (a house option: 0 and 00 side by side above 1-2-3, no first four,
+    the top line 0-00-1-2-3 instead; 00 is the number 37, as the wheels report it)."""
+    if layout not in (SINGLE, "double-zero"):
+        raise SettleError(f'no roulette layout "{layout}" (single-zero, double-zero)')
     out: dict[str, tuple[str, tuple[int, ...]]] = {}
 
     def add(key: str, nums: tuple[int, ...], name: str | None = None) -> None:
-        out[name or f"{key}:{'-'.join(map(str, nums))}"] = (key, nums)
+        out[name or f"{key}:{'-'.join(_label(n) for n in nums)}"] = (key, nums)
 
-    for n in range(37):
+    zeros = (0,) if layout == SINGLE else (0, DOUBLE_ZERO)
+    for n in (*zeros, *range(1, 37)):
         add("straight", (n,))
     for n in range(1, 37):
         if n % 3:
             add("split", (n, n + 1))
         if n <= 33:
             add("split", (n, n + 3))
-    for n in (1, 2, 3):
-        add("split", (0, n))
     for n in range(1, 37, 3):
         add("street", (n, n + 1, n + 2))
-    add("street", (0, 1, 2))
-    add("street", (0, 2, 3))
+    if layout == SINGLE:
+        for n in (1, 2, 3):
+            add("split", (0, n))
+        add("street", (0, 1, 2))
+        add("street", (0, 2, 3))
+        add("first_four", (0, 1, 2, 3), "first_four")
+    else:
+        for pair in ((0, DOUBLE_ZERO), (0, 1), (0, 2), (DOUBLE_ZERO, 2), (DOUBLE_ZERO, 3)):
+            add("split", pair)
+        for trio in ((0, 1, 2), (0, DOUBLE_ZERO, 2), (DOUBLE_ZERO, 2, 3)):
+            add("street", trio)
+        add("top_line", (0, DOUBLE_ZERO, 1, 2, 3), "top_line")
     for n in range(1, 33):
         if n % 3:
             add("corner", (n, n + 1, n + 3, n + 4))
-    add("first_four", (0, 1, 2, 3), "first_four")
     for n in range(1, 32, 3):
         add("line", tuple(range(n, n + 6)))
     for c in (1, 2, 3):
@@ -314,6 +333,10 @@ def _roulette_spots() -> dict[str, tuple[str, tuple[int, ...]]]:
     for k, nums in named.items():
         add(k, nums, k)
     return out
+
+
+def _label(n: int) -> str:
+    return "00" if n == DOUBLE_ZERO else str(n)
 
 
 __all__ = ["SettleError", "game_of", "roulette_numbers", "settle", "spots"]

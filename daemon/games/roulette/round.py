@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tabled_client import paytables
+
 from daemon.games.roulette import procedure
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.state import (
@@ -26,7 +28,6 @@ from daemon.games.roulette.wheel import (
     _At,
     _text,
 )
-from daemon.procedures.paytable import in_force
 from daemon.table import (
     R_NOISE,
     Command,
@@ -325,7 +326,8 @@ class RouletteRound(RouletteParts):
             complete=not g.partial,
             respin=g.respin,
             **extra,
-            paytable=in_force(self.name, self.rules),
+            paytable=self.rules.paytable
+            or paytables.default_for("roulette", self.rules.double_zero),
         )
 
     def _mismatch(
