@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from daemon_harness import ROOT, log_messages, tablectl
-from tabled_client.paytables import from_config
+from tabled_client.house_paytables import from_config
 
 from daemon.config import ConfigError, load
 
@@ -85,7 +85,7 @@ def test_an_impossible_ratio_is_refused(tmp_path, key, value, said):
 
 
 def test_dragon_tigers_tie_return_is_a_part_of_the_stake(tmp_path):
-    from tabled_client.paytables import config_problems
+    from tabled_client.house_paytables import config_problems
 
     got = config_problems(
         "dragon-tiger", {"paytable": "h", "paytables": {"h": {"on_tie_returns": 1.5}}}
@@ -165,7 +165,8 @@ def test_a_replay_checks_the_paytable_as_the_config_does():
 
 
 def test_a_roulette_paytable_must_fit_the_wheels_layout():
-    from tabled_client.paytables import config_problems, default_for
+    from tabled_client.house_paytables import config_problems
+    from tabled_client.paytables import default_for
 
     assert config_problems("roulette", {"double_zero": True, "paytable": "european"}) == [
         'game.paytable: "european" is a single-zero paytable; this wheel is double-zero '

@@ -3,8 +3,8 @@
 A paytable is a named set of ratios (a win pays ``ratio`` to 1, the stake returned
 beside it) plus the fractions of a stake some results hand back (Dragon Tiger's
 tie, roulette's zero for even-money bets). The house chooses one in its config
-(``[game] paytable``) and may add its own (``[game.paytables.<name>]``, checked by
-:func:`config_problems` when the daemon starts and by ``tablectl config check``);
+(``[game] paytable``) and may add its own (``[game.paytables.<name>]``, read and checked
+by :mod:`tabled_client.house_paytables`);
 each result event names the one in force (``paytable``), and
 :func:`tabled_client.settle.settle` pays by it. Ratios are :class:`~fractions.Fraction`:
 no float ever touches money. Pure, and free of the daemon (backends install this).
@@ -97,7 +97,6 @@ class NotOffered(ValueError):
     """A bet the paytable in force does not have."""
 
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,39}$")
 _RATIO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$")
 
 
@@ -298,105 +297,14 @@ def lookup(game: str, name: str, house: Mapping[str, Paytable] | None = None) ->
         shipped = ", ".join(n for g, n in SHIPPED if g == game)
         raise KeyError(
             f'no paytable "{name}" for {game} (shipped: {shipped}; a house paytable: pass it, '
-            "tabled_client.paytables.from_config)"
+            "tabled_client.house_paytables.from_config)"
         )
     return table
-
-
-def from_config(game: str, rules: Mapping[str, Any]) -> dict[str, Paytable]:
-    """The house's own paytables from a ``[game]`` table; ValueError listing every problem."""
-    problems = config_problems(game, rules)
-    if problems:
-        raise ValueError("; ".join(problems))
-    return _house(game, rules, [])
-
-
-def config_problems(game: str, rules: Mapping[str, Any], prefix: str = "game") -> list[str]:
-    """Every problem of ``[game] paytable`` and ``[game.paytables.*]``, each naming its key."""
-    errors: list[str] = []
-    house = _house(game, rules, errors, prefix)
-    name = rules.get("paytable")
-    if isinstance(name, str) and name not in house and (game, name) not in SHIPPED:
-        shipped = ", ".join(n for g, n in SHIPPED if g == game)
-        own = f"; the house's: {', '.join(house)}" if house else ""
-        errors.append(
-            f'{prefix}.paytable: unknown paytable "{name}" (shipped for {game}: {shipped}{own})'
-        )
-        return errors
-    if game == "roulette":  # a paytable for the wheel's layout
-        layout = "double-zero" if rules.get("double_zero") is True else "single-zero"
-        chosen = name if isinstance(name, str) else default_for(game, layout == "double-zero")
-        table = house.get(chosen) or SHIPPED.get((game, chosen))
-        if table is not None and table.layout not in (None, layout):
-            errors.append(
-                f'{prefix}.paytable: "{chosen}" is a {table.layout} paytable; this wheel is '
-                f"{layout} ({prefix}.double_zero)"
-            )
-    return errors
 
 
 def default_for(game: str, double_zero: bool = False) -> str:
     """The paytable a game plays under when its config names none (a double-zero wheel's own)."""
     return "american" if game == "roulette" and double_zero else DEFAULT[game]
-
-
-def _house(
-    game: str, rules: Mapping[str, Any], errors: list[str], prefix: str = "game"
-) -> dict[str, Paytable]:
-    keys = KEYS.get(game, {})
-    tables = rules.get("paytables") or {}
-    out: dict[str, Paytable] = {}
-    if not isinstance(tables, Mapping):
-        return out  # the Rules' own type check says so
-    for name, rows in tables.items():
-        at = f"{prefix}.paytables.{name}"
-        if not _NAME.match(name):
-            errors.append(f"{at}: a paytable's name is lower-case letters, digits, '-', '_' or '.'")
-            continue
-        if (game, name) in SHIPPED:
-            errors.append(
-                f'{at}: "{name}" is a shipped paytable of {game}; give the house\'s own another name'
-            )
-            continue
-        if not isinstance(rows, Mapping):
-            continue  # the rules' own type check says so
-        pays: dict[str, Fraction] = {}
-        sources: dict[str, str] = {}
-        layout = None
-        base = rows.get("base")
-        if base is not None:
-            if (game, base) not in SHIPPED:
-                shipped = ", ".join(n for g, n in SHIPPED if g == game)
-                errors.append(
-                    f'{at}.base: no shipped paytable "{base}" for {game} (shipped: {shipped})'
-                )
-            else:
-                pays.update(SHIPPED[game, base].pays)
-                sources.update(SHIPPED[game, base].sources)
-                layout = SHIPPED[game, base].layout
-        for key, value in rows.items():
-            if key == "base":
-                continue
-            if key not in keys:
-                known = ", ".join(keys) or "none: its payouts are its rules"
-                errors.append(f"{at}.{key}: {game} has no bet spot {key} (its spots: {known})")
-                continue
-            try:
-                r = parse_ratio(value)
-            except ValueError as e:
-                errors.append(f"{at}.{key}: {e}")
-                continue
-            if key.endswith("_returns"):
-                if not 0 <= r <= 1:
-                    errors.append(f"{at}.{key}: {value} is impossible: a part of the stake, 0 to 1")
-                    continue
-            elif r <= 0:
-                errors.append(f"{at}.{key}: {value} is impossible: a win pays more than nothing")
-                continue
-            pays[key] = r
-            sources[key] = f"house paytable {name}"
-        out[name] = Paytable(name, game, pays, sources, layout)
-    return out
 
 
 __all__ = [
@@ -405,9 +313,7 @@ __all__ = [
     "SHIPPED",
     "NotOffered",
     "Paytable",
-    "config_problems",
     "default_for",
-    "from_config",
     "lookup",
     "parse_ratio",
 ]

@@ -61,7 +61,7 @@ def settle(
     """What ``stake`` on ``spot`` returns on ``result`` (an Event or its JSON dict).
 
     ``paytable``: None for the shipped paytable the result names; a :class:`Paytable`;
-    or the house's own by name (:func:`tabled_client.paytables.from_config`).
+    or the house's own by name (:func:`tabled_client.house_paytables.from_config`).
     """
     amount = _stake(stake)
     _, data = _parts(result)

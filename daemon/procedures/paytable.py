@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from tabled_client import paytables
+from tabled_client import house_paytables, paytables
 
 
 def in_force(game: str, rules: Any) -> str:
@@ -25,4 +25,4 @@ def problems(game: str, rules_type: Any, raw: Any) -> list[str]:
     fields = {f.name for f in msgspec.structs.fields(rules_type)}
     if "paytables" not in fields or not isinstance(raw, dict):
         return []
-    return paytables.config_problems(game, raw)
+    return house_paytables.config_problems(game, raw)
