@@ -311,9 +311,16 @@ def test_roulette_double_zero_every_spot():
 # -- Mahjong Pai Gow ------------------------------------------------------------------------------
 
 
-def test_paigow_every_spot_by_every_deal():
-    """Every deal of the banker's and one position's two tiles from the 20 (the bets on a
-    position read those four tiles only): the position's win, lose and pair bets."""
+@pytest.mark.parametrize(
+    ("zero_hands", "p_win"),
+    # pinned from this enumeration: identical hands and equal ranks go to the banker (seed 002),
+    # so a position wins a little under half its deals
+    [("equal", F(4783, 9690)), ("by-high-tile", F(321, 646))],
+)
+def test_paigow_every_spot_by_every_deal(zero_hands, p_win):
+    """Every deal of the banker's and a position's two tiles from the 20 (a position's bets
+    read those four tiles only, and every position's are alike): each position's win, lose and
+    pair bets, under both house rules for the unlisted 0-point hands."""
     from daemon.games.paigow import rules as pg
 
     copies = dict(pg.DEFAULT_SET)  # the 20 tiles: ten kinds, two of each (seed 002)
@@ -328,28 +335,27 @@ def test_paigow_every_spot_by_every_deal():
         if not w:
             continue
         total += w
-        player, banker = pg.hand([p1, p2]), pg.hand([b1, b2])
+        player, banker = pg.hand([p1, p2], zero_hands), pg.hand([b1, b2], zero_hands)
         outcomes["win" if pg.player_wins(player, banker) else "lose", player.pair] += w
     assert total == 20 * 19 * 18 * 17
     outcomes = {k: F(w, total) for k, w in outcomes.items()}
 
     def ev(k):
-        row = {"position": "player1", "result": k[0], "pair": k[1]}
+        rows = [{"position": p, "result": k[0], "pair": k[1]} for p in pg.PLAYERS]
         return {
             "type": "round.result",
-            "data": {"round": 1, "positions": [row], "paytable": "standard"},
+            "data": {"round": 1, "positions": rows, "paytable": "standard"},
         }
 
     table = SHIPPED["paigow", "standard"]
-    p_win = sum((p for k, p in outcomes.items() if k[0] == "win"), F(0))
-    p_pair = sum((p for k, p in outcomes.items() if k[1]), F(0))
-    # seed 002: win and lose bets 1:1 less 5 %, pair 6:1; identical hands go to the banker
-    assert edge(outcomes, ev, "win:player1", table) == 1 - F(195, 100) * p_win
-    assert edge(outcomes, ev, "lose:player1", table) == 1 - F(195, 100) * (1 - p_win)
-    assert edge(outcomes, ev, "pair:player1", table) == 1 - 7 * p_pair
-    # 10 pairs of 2 tiles each from 20: P(pair) = 10 / C(20, 2) = 1/19; pair bet edge 12/19
-    assert p_pair == F(1, 19)
-    assert edge(outcomes, ev, "pair:player1", table) == F(12, 19)
+    assert sum((p for k, p in outcomes.items() if k[0] == "win"), F(0)) == p_win
+    # 10 pairs of 2 tiles each from 20: P(pair) = 10 / C(20, 2) = 1/19
+    assert sum((p for k, p in outcomes.items() if k[1]), F(0)) == F(1, 19)
+    for position in pg.PLAYERS:
+        # seed 002: win and lose bets 1:1 less 5 % (1.95 back), pair 6:1 (7 back)
+        assert edge(outcomes, ev, f"win:{position}", table) == 1 - F(195, 100) * p_win
+        assert edge(outcomes, ev, f"lose:{position}", table) == 1 - F(195, 100) * (1 - p_win)
+        assert edge(outcomes, ev, f"pair:{position}", table) == F(12, 19)  # 1 - 7/19
 
 
 # -- bad input: a one-line reason ----------------------------------------------------------------
