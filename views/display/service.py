@@ -62,6 +62,8 @@ class Display:
         self._online = False
         self._cached: tuple[int, bytes] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: set at shutdown: every stream ends, so the process stops at once
+        self.closing = False
 
     # -- the table side ------------------------------------------------------------------
 
@@ -123,7 +125,7 @@ class Display:
         sent = -1
         try:
             await resp.write(b"retry: 1000\n\n")
-            while True:
+            while not self.closing:
                 if sent != self.version:
                     sent = self.version
                     await resp.write(b"data: " + self.snapshot() + b"\n\n")
@@ -176,9 +178,14 @@ def make_app(display: Display) -> web.Application:
     async def on_startup(app: web.Application) -> None:
         display.start()
 
+    async def on_shutdown(app: web.Application) -> None:
+        display.closing = True
+        display._bump()
+
     async def on_cleanup(app: web.Application) -> None:
         await display.stop()
 
     app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
     return app
