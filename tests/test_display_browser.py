@@ -331,3 +331,40 @@ def test_display_shows_what_the_bus_says(browser, tmp_path: Path, game: str):
         disp.stop()
         d.stop()
         d.close()
+
+
+@pytest.mark.campaign
+@pytest.mark.parametrize("game", ["baccarat", "dragon-tiger"])
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_roads_of_whole_shoes(browser, tmp_path: Path, game: str, seed: int):
+    """The long version: a whole shoe of each game for three more seeds, the roads checked
+    cell by cell twice while it is dealt and at its end."""
+    cfg = fast_copy(
+        "demo.toml" if game == "baccarat" else "dragon-tiger.toml",
+        tmp_path,
+        {**SHOE_FAST, "auto_new_shoe": "false"},
+        f"seed = {seed}\npace = 0.005\nerror_every = 0",
+    )
+    eps = endpoints(cfg)
+    d = Daemon(cfg)
+    disp = DisplayProc(cfg)
+    try:
+        d.start()
+        disp.start()
+        page = open_page(browser, disp.url)
+        assert tablectl(cfg, "shoe", "new").returncode == 0
+        for at in (10, 40):
+            page.wait_for_function(
+                f"() => document.querySelectorAll('#bead_plate .cell').length >= {at}", timeout=WAIT
+            )
+            check_roads(page, eps)
+        page.wait_for_function(
+            "() => document.getElementById('banner').dataset.status === 'shoe-ended'",
+            timeout=WAIT * 2,
+        )
+        assert check_roads(page, eps) > 50
+        assert page.errors == []
+    finally:
+        disp.stop()
+        d.stop()
+        d.close()
