@@ -142,3 +142,27 @@ def test_a_new_journal_starts_afresh():
 def test_bad_options_say_what_is_wrong(args, says, capsys):
     assert main(args) == 2
     assert says in capsys.readouterr().err
+
+
+def test_pit_passwords_roles_and_tries(tmp_path: Path):
+    from views.pit.users import Tries, UsersError, check_password, hash_password, load_users
+
+    h = hash_password("s3cret")
+    assert check_password("s3cret", h) and not check_password("S3cret", h)
+    assert not check_password("s3cret", "plain")
+    f = tmp_path / "users.toml"
+    f.write_text(f'[users.a]\nrole = "pitboss"\npassword = "{h}"\n')
+    assert load_users(f)["a"].role == "pitboss"
+    f.write_text(f'[users.a]\nrole = "boss"\npassword = "{h}"\n')
+    with pytest.raises(UsersError, match=r"users\.a\.role: 'boss' is not one of viewer, pitboss"):
+        load_users(f)
+    f.write_text('[users.a]\nrole = "viewer"\npassword = "hunter2"\n')
+    with pytest.raises(UsersError, match="not a hash from `tabled-pit hash-password`"):
+        load_users(f)
+    t = Tries(limit=3, window=60)
+    for i in range(3):
+        assert t.wait("a", 100 + i) == 0
+        t.fail("a", 100 + i)
+    assert t.wait("a", 103) == pytest.approx(57)
+    assert t.wait("b", 103) == 0  # another name is not held
+    assert t.wait("a", 161) == 0  # the oldest failure left the window

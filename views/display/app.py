@@ -145,7 +145,14 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
         flush=True,
     )
-    web.run_app(make_app(display), host=o["host"], port=o["port"], print=None, access_log=None, shutdown_timeout=2.0)
+    web.run_app(
+        make_app(display),
+        host=o["host"],
+        port=o["port"],
+        print=None,
+        access_log=None,
+        shutdown_timeout=2.0,
+    )
     return 0
 
 

@@ -146,7 +146,7 @@ class DisplayState:
             self.hand = d["round"]
 
     def _alarm_raised(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
-        self.alarms[d["id"]] = _pick(d, "id", "kind", "severity", "message")
+        self.alarms[d["id"]] = _pick(d, "id", "kind", "severity", "message") | {"at": ev["time"]}
 
     def _alarm_cleared(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
         self.alarms.pop(d.get("id", d.get("alarm", "")), None)
