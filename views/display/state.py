@@ -13,10 +13,12 @@ draws (``snapshot``, plain JSON); the service (``views.display.service``) feeds 
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from views.display.stats import counts
 
 #: the red pockets of a roulette wheel (single and double zero alike)
 RED = frozenset({1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36})
@@ -347,34 +349,7 @@ class DisplayState:
 
     def stats(self) -> dict[str, Any] | None:
         """Roulette's and Sic Bo's counts over the last ``window`` results."""
-        w = list(self.window)
-        if self.game == "roulette":
-            counts = Counter(r["number"] for r in w)
-            pockets = range(self.pockets)
-            by_hot = sorted(pockets, key=lambda n: (-counts[n], n))
-            by_cold = sorted(pockets, key=lambda n: (counts[n], n))
-            n = self.settings.hot if w else 0  # no results yet: nothing is hot or cold
-            return {
-                "window": len(w),
-                "counts": {str(p): counts[p] for p in pockets},
-                "hot": [[p, counts[p]] for p in by_hot[:n]],
-                "cold": [[p, counts[p]] for p in by_cold[:n]],
-                "red": sum(r["color"] == "red" for r in w),
-                "black": sum(r["color"] == "black" for r in w),
-                "green": sum(r["color"] == "green" for r in w),
-                "odd": sum(r.get("parity") == "odd" for r in w),
-                "even": sum(r.get("parity") == "even" for r in w),
-            }
-        if self.game == "sicbo":
-            return {
-                "window": len(w),
-                "big": sum(r["size"] == "big" for r in w),
-                "small": sum(r["size"] == "small" for r in w),
-                "triple": sum(bool(r["triple"]) for r in w),
-                "odd": sum(r["parity"] == "odd" for r in w),
-                "even": sum(r["parity"] == "even" for r in w),
-            }
-        return None
+        return counts(self.game, list(self.window), self.pockets, self.settings.hot)
 
     def roads(self) -> dict[str, Any] | None:
         if self.game not in ("baccarat", "dragon-tiger"):
