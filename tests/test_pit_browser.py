@@ -201,8 +201,11 @@ def test_the_pit_view_on_a_floor(floor):
     assert "acknowledged by maria" in boss.text_content(f"#alarms tr[data-alarm={alarm}] .acked")
     assert "walking over to bac-01" in boss.text_content(f"#alarms tr[data-alarm={alarm}] .acked")
     boss.screenshot(path=out / "pit-alarms.png")
-    # unknown table: a clear answer
+    # unknown table: a clear answer; the pace by table
     assert boss.goto(pit.url + "table/nope").status == 404
+    assert boss.goto(pit.url + "wheel/bac-02").status == 404  # no wheel there
+    boss.goto(pit.url + "pace")
+    assert int(boss.text_content("#pace tr[data-table=bac-02] .rounds")) > 0
     # the acknowledgement survives a restart of the pit view
     pit.stop()
     pit.start()

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from views.display.state import DisplayState, Settings
+from views.display.state import DisplayState, Settings, epoch
+
+#: the events that settle one round, in every game
+RESULTS = ("hand.result", "spin.result", "dice.result", "round.result")
 
 
 class FloorState:
@@ -18,6 +21,11 @@ class FloorState:
         self.tables: dict[str, DisplayState] = {}
         self.last_time: dict[str, str] = {}
         self.events = 0
+        #: each roulette table's spins, oldest first: what the wheel statistics count (a
+        #: wheel is the same wheel after its journal is replaced: they are kept)
+        self.spins: dict[str, list[dict[str, Any]]] = {}
+        #: each table's settled rounds' times: what the pace counts
+        self.rounds: dict[str, list[str]] = {}
 
     def apply(self, table: str, journal_id: str, event: dict[str, Any]) -> None:
         s = self.tables.get(table)
@@ -26,6 +34,12 @@ class FloorState:
         if s.journal_id != journal_id:
             s.reset(journal_id)  # a replaced journal: its seqs and alarm ids start again
         s.apply(event)
+        if event["type"] == "spin.result":
+            d = event["data"]
+            spin = {k: d.get(k) for k in ("number", "layout", "rotor_direction", "spin")}
+            self.spins.setdefault(table, []).append(spin | {"time": event["time"]})
+        if event["type"] in RESULTS:
+            self.rounds.setdefault(table, []).append(event["time"])
         self.last_time[table] = event["time"]
         self.events += 1
 
@@ -43,3 +57,16 @@ class FloorState:
         if s is None or alarm not in s.alarms:
             return None
         return {**s.alarms[alarm], "table": table, "journal_id": s.journal_id}
+
+
+def pace(times: list[str]) -> dict[str, Any]:
+    """Rounds per hour over the span of ``times`` (ISO, oldest first), and by UTC hour of day."""
+    if not times:
+        return {"rounds": 0, "per_hour": None, "by_hour": {}}
+    t0, t1 = epoch(times[0]), epoch(times[-1])
+    by_hour: dict[str, int] = {}
+    for t in times:
+        h = t[11:13]
+        by_hour[h] = by_hour.get(h, 0) + 1
+    per_hour = None if t1 <= t0 else round((len(times) - 1) * 3600 / (t1 - t0), 1)
+    return {"rounds": len(times), "per_hour": per_hour, "by_hour": dict(sorted(by_hour.items()))}

@@ -41,7 +41,8 @@ def page(title: str, body: str, user: Any, csrf: str, *, refresh: bool = False) 
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">{meta}'
         f"<title>{escape(title)} · tabled pit</title><style>{CSS}</style></head><body>"
-        f'<header><b>tabled pit</b><a href="/">floor</a><a href="/alarms">alarms</a>{who}</header>'
+        f'<header><b>tabled pit</b><a href="/">floor</a><a href="/alarms">alarms</a>'
+        f'<a href="/pace">pace</a>{who}</header>'
         f"<main><h1>{escape(title)}</h1>{body}</main></body></html>"
     )
 
@@ -135,3 +136,60 @@ def login_form(csrf: str, error: str = "") -> str:
         'autocomplete="current-password" required></label></p>'
         "<button id='login'>log in</button></form>"
     )
+
+
+def pace_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """Rounds per hour by table, and every table's rounds by UTC hour of day."""
+    hours = sorted({h for _, p in rows for h in p["by_hour"]})
+    head = "<tr><th>table</th><th>rounds</th><th>per hour</th>" + "".join(
+        f"<th>{escape(h)}h</th>" for h in hours
+    )
+    body = "".join(
+        f'<tr data-table="{escape(t)}"><td>{escape(t)}</td><td class="rounds">{p["rounds"]}</td>'
+        f'<td class="per-hour">{"" if p["per_hour"] is None else p["per_hour"]}</td>'
+        + "".join(f"<td>{p['by_hour'].get(h, 0)}</td>" for h in hours)
+        + "</tr>"
+        for t, p in rows
+    )
+    return (
+        f'<table class="list" id="pace">{head}</tr>{body}</table>'
+        '<p class="dim">By dealer: no event names the dealer on duty yet (docs/views.md).</p>'
+    )
+
+
+def wheel_page(table: str, st: dict[str, Any]) -> str:
+    """A wheel's statistics (views/pit/wheel.py) as tables; ``data-`` values for machines."""
+
+    def part(name: str, p: dict[str, Any]) -> str:
+        x2 = "" if p["chi_square"] is None else f"{p['chi_square']:.4f}"
+        verdict = {None: "", True: "uniform at 5 %", False: "NOT uniform at 5 %"}[p["uniform_at_5"]]
+        cells = "".join(
+            f'<td data-pocket="{i}">{"00" if i == 37 else i}<br>{c}</td>'
+            for i, c in enumerate(p["counts"])
+        )
+        return (
+            f'<section class="part" data-part="{escape(name)}"><h2>{escape(name)}: '
+            f'{p["spins"]} spins</h2><p>chi-square <b class="chi2">{x2}</b> '
+            f"({p['df']} degrees of freedom; 5 % critical value {p['critical_5']}): "
+            f"{verdict} · hot {', '.join(map(str, p['hot']))} · cold "
+            f"{', '.join(map(str, p['cold']))}</p>"
+            f'<table class="list counts"><tr>{cells}</tr></table></section>'
+        )
+
+    out = [
+        f'<form method="get"><label>window (spins) <input name="window" value="{st["window"]}">'
+        "</label> <button>show</button></form>",
+        part("all", st["all"]),
+    ]
+    out += [part(d, p) for d, p in st["by_direction"].items()]
+    if "sectors" in st:
+        rows = "".join(
+            f'<tr data-sector="{escape(n)}"><td>{escape(n)}</td><td>{v["count"]}</td>'
+            f"<td>{v['expected']}</td></tr>"
+            for n, v in st["sectors"].items()
+        )
+        out.append(
+            '<h2>Sectors</h2><table class="list" id="sectors"><tr><th>sector</th>'
+            f"<th>spins</th><th>expected</th></tr>{rows}</table>"
+        )
+    return "".join(out)

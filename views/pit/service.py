@@ -28,9 +28,10 @@ from aiohttp import web
 from tabled_client.floor import FloorFollower
 
 from views.pit.acks import AckStore
-from views.pit.floor import FloorState
-from views.pit.pages import ack_form, alarm_rows, login_form, page, tile
+from views.pit.floor import FloorState, pace
+from views.pit.pages import ack_form, alarm_rows, login_form, pace_table, page, tile, wheel_page
 from views.pit.users import Tries, User, check_password
+from views.pit.wheel import wheel_stats
 
 log = logging.getLogger("tabled-pit")
 COOKIE, PRE = "pit_session", "pit_login"
@@ -193,6 +194,28 @@ class Pit:
         )
         return self._html(f"table {escape(t)}", body, request, refresh=True)
 
+    async def pace_page(self, request: web.Request) -> web.Response:
+        self._need(request)
+        rows = [(t, pace(self.floor.rounds.get(t, []))) for t in sorted(self.floor.tables)]
+        return self._html("pace", pace_table(rows), request, refresh=True)
+
+    async def wheel(self, request: web.Request) -> web.Response:
+        self._need(request)
+        t = request.match_info["table"]
+        if t not in self.floor.spins:
+            why = f"no roulette table {escape(repr(t))} with spins on this floor"
+            return self._html(
+                "no such wheel", f'<p class="error" id="error">{why}</p>', request, status=404
+            )
+        raw = request.query.get("window", "500")
+        if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000:
+            why = f"window {escape(repr(raw))}: a number of spins, 1 to 1000000"
+            return self._html(
+                "bad window", f'<p class="error" id="error">{why}</p>', request, status=400
+            )
+        st = wheel_stats(self.floor.spins[t], int(raw))
+        return self._html(f"wheel of {t}", wheel_page(t, st), request)
+
     async def alarms_page(self, request: web.Request) -> web.Response:
         user, _ = self._need(request)
         assert self.acks is not None
@@ -266,6 +289,8 @@ def make_app(pit: Pit) -> web.Application:
     r.add_get("/", pit.floor_page)
     r.add_get("/table/{table}", pit.table_page)
     r.add_get("/alarms", pit.alarms_page)
+    r.add_get("/pace", pit.pace_page)
+    r.add_get("/wheel/{table}", pit.wheel)
     r.add_get("/alarms/ack", pit.ack_get)
     r.add_post("/alarms/ack", pit.ack_post)
 
