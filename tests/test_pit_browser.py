@@ -1,5 +1,6 @@
-"""The pit view in real headless Chromium on a real floor: two daemons on simulated shoes,
-``tabled-bridge`` into a real nats-server's JetStream, ``tabled-pit`` reading it.
+"""The pit view in real headless Chromium on a real floor: two daemons on simulated shoes and
+the floor's load generator (three fake tables, bench/floor), ``tabled-bridge`` into a real
+nats-server's JetStream, ``tabled-pit`` reading it.
 
 A tile per table; an alarm raised at a table (a second ``tablectl cut-card``) appears in the alarm
 list within 2 s; a viewer is refused the acknowledgement; a pit boss acknowledges it (who,
@@ -30,7 +31,8 @@ from daemon_harness import (
 )
 from display_harness import chromium, shots
 
-from bench.floor.natsd import NatsServer, available
+from bench.floor.harness import Floor
+from bench.floor.natsd import available
 from views.pit.users import hash_password
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
@@ -85,16 +87,13 @@ class PitProc:
 @pytest.fixture
 def floor(tmp_path):
     path = chromium()
-    nats = NatsServer(tmp_path / "nats")
-    nats.start()
+    # the floor's load generator (three fake tables) and its nats-server, then two real daemons
+    fl = Floor(tmp_path / "floor", real=0, fake=3, interval=0.2)
+    fl.start()
+    assert fl.nats is not None
+    nats = fl.nats
     daemons = []
-    lines = [
-        "[nats]",
-        f'servers = ["{nats.url}"]',
-        "",
-        "[bridge]",
-        f'listen = "127.0.0.1:{free_port()}"',
-    ]
+    lines = []
     for t in ("bac-01", "bac-02"):
         (tmp_path / t).mkdir()
         if t == "bac-01":  # no shoe and no croupier: a supervisor drives it (the alarm below)
@@ -108,17 +107,9 @@ def floor(tmp_path):
         daemons.append(d)
         pub, rep = endpoints(cfg)
         lines += ["", "[[tables]]", f'id = "{t}"', f'publish = "{pub}"', f'replay = "{rep}"']
-    (tmp_path / "bridge.toml").write_text("\n".join(lines) + "\n")
-    bridge = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "tabled-bridge"),
-            "--config",
-            str(tmp_path / "bridge.toml"),
-        ],
-        stdout=(tmp_path / "bridge.log").open("ab"),
-        stderr=subprocess.STDOUT,
-        preexec_fn=_die_with_parent,
-    )
+    with fl.bridge_config.open("a") as f:
+        f.write("\n".join(lines) + "\n")
+    fl.start_bridge()
     users = tmp_path / "users.toml"
     users.write_text(
         f'[users.maria]\nrole = "pitboss"\npassword = "{hash_password("boss-pw")}"\n'
@@ -134,13 +125,10 @@ def floor(tmp_path):
         yield browser, pit, daemons, tmp_path
         browser.close()
     pit.stop()
-    bridge.send_signal(signal.SIGTERM)
-    bridge.wait(10)
+    fl.close()
     for d in daemons:
         d.stop()
         d.close()
-    nats.proc.send_signal(signal.SIGTERM)
-    nats.proc.wait(10)
 
 
 def login(browser, pit: PitProc, name: str, pw: str):
@@ -165,10 +153,11 @@ def test_the_pit_view_on_a_floor(floor):
     # the viewer: tiles, and no acknowledging
     viewer = login(browser, pit, "vic", "view-pw")
     viewer.wait_for_selector("#tiles .tile[data-table=bac-02]", timeout=WAIT)
-    assert viewer.eval_on_selector_all("#tiles .tile", "ts => ts.map(t => t.dataset.table)") == [
-        "bac-01",
-        "bac-02",
-    ]
+    tiles = ["bac-01", "bac-02", "lg-001", "lg-002", "lg-003"]
+    viewer.wait_for_selector("#tiles .tile[data-table=lg-003]", timeout=WAIT)
+    assert (
+        viewer.eval_on_selector_all("#tiles .tile", "ts => ts.map(t => t.dataset.table)") == tiles
+    )
     viewer.screenshot(path=out / "pit-floor.png")
     # an alarm at a table appears within 2 s
     cfg = daemons[0].config

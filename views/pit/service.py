@@ -84,11 +84,16 @@ class Pit:
                 await asyncio.sleep(1.0)
 
     async def stop(self) -> None:
+        """Stop following and disconnect, bounded: a NATS that does not answer does not hold
+        the process (systemd's stop, a test's SIGTERM) past a few seconds."""
         if self._task is not None:
             self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await asyncio.wait([self._task], timeout=3.0)
         if self.nc is not None:
-            await self.nc.close()
+            try:
+                await asyncio.wait_for(self.nc.close(), 2.0)
+            except TimeoutError:
+                log.warning("NATS did not close in 2 s: leaving it")
 
     # -- sessions ---------------------------------------------------------------------
 
