@@ -193,6 +193,10 @@ def test_the_pit_view_on_a_floor(floor):
     # unknown table: a clear answer; the pace by table
     assert boss.goto(pit.url + "table/nope").status == 404
     assert boss.goto(pit.url + "wheel/bac-02").status == 404  # no wheel there
+    boss.goto(pit.url + "table/bac-02")
+    assert boss.text_content("#devices tr[data-device=shoe] .health") == "ok"
+    assert boss.query_selector("#recent tr") is not None
+    boss.screenshot(path=out / "pit-table.png")
     boss.goto(pit.url + "pace")
     assert int(boss.text_content("#pace tr[data-table=bac-02] .rounds")) > 0
     # the acknowledgement survives a restart of the pit view

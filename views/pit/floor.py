@@ -7,12 +7,19 @@ alarms are active where. Pure: the service feeds it from a ``FloorFollower``.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from views.display.state import DisplayState, Settings, epoch
 
 #: the events that settle one round, in every game
 RESULTS = ("hand.result", "spin.result", "dice.result", "round.result")
+DEVICE_HEALTH = {
+    "device.connected": "ok",
+    "device.stale": "stale",
+    "device.disconnected": "disconnected",
+}
+RECENT = 30
 
 
 class FloorState:
@@ -26,6 +33,10 @@ class FloorState:
         self.spins: dict[str, list[dict[str, Any]]] = {}
         #: each table's settled rounds' times: what the pace counts
         self.rounds: dict[str, list[str]] = {}
+        #: each table's devices as its device.* events last said: name → (health, time, why)
+        self.devices: dict[str, dict[str, tuple[str, str, str]]] = {}
+        #: each table's last events (seq, time, type): its page's "recent events"
+        self.recent: dict[str, deque[tuple[int, str, str]]] = {}
 
     def apply(self, table: str, journal_id: str, event: dict[str, Any]) -> None:
         s = self.tables.get(table)
@@ -38,6 +49,13 @@ class FloorState:
             d = event["data"]
             spin = {k: d.get(k) for k in ("number", "layout", "rotor_direction", "spin")}
             self.spins.setdefault(table, []).append(spin | {"time": event["time"]})
+        t, d = event["type"], event["data"]
+        if t in DEVICE_HEALTH:
+            why = str(d.get("reason", ""))
+            self.devices.setdefault(table, {})[d["device"]] = (DEVICE_HEALTH[t], event["time"], why)
+        self.recent.setdefault(table, deque(maxlen=RECENT)).appendleft(
+            (event["seq"], event["time"], t)
+        )
         if event["type"] in RESULTS:
             self.rounds.setdefault(table, []).append(event["time"])
         self.last_time[table] = event["time"]

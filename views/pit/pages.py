@@ -17,7 +17,7 @@ header { display: flex; gap: 24px; align-items: baseline; padding: 10px 20px; ba
 header a { color: #9cc4ff; } header .who { margin-left: auto; color: #9fb0c0; }
 main { padding: 16px 20px; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 12px; }
-.tile { background: #1b2733; border-radius: 8px; padding: 10px 14px; border-left: 8px solid #3a4a5a; color: inherit; text-decoration: none; }
+.tile { display: block; max-width: 420px; background: #1b2733; border-radius: 8px; padding: 10px 14px; border-left: 8px solid #3a4a5a; color: inherit; text-decoration: none; }
 .tile[data-status="betting"] { border-color: #1ea35a; } .tile[data-status="paused"] { border-color: #e8b923; }
 .tile[data-alarms]:not([data-alarms="0"]) { border-color: #e03a3a; }
 .tile h2 { margin: 0; font-size: 24px; } .dim { color: #9fb0c0; }
@@ -193,3 +193,19 @@ def wheel_page(table: str, st: dict[str, Any]) -> str:
             f"<th>spins</th><th>expected</th></tr>{rows}</table>"
         )
     return "".join(out)
+
+
+def device_rows(devices: dict[str, tuple[str, str, str]]) -> str:
+    rows = "".join(
+        f'<tr data-device="{escape(n)}"><td>{escape(n)}</td><td class="health">{escape(h)}</td>'
+        f"<td>{escape(at)}</td><td>{escape(why)}</td></tr>"
+        for n, (h, at, why) in sorted(devices.items())
+    )
+    return f'<h2>Devices</h2><table class="list" id="devices">{rows}</table>'
+
+
+def recent_rows(recent: list[tuple[int, str, str]]) -> str:
+    rows = "".join(
+        f"<tr><td>{seq}</td><td>{escape(at)}</td><td>{escape(t)}</td></tr>" for seq, at, t in recent
+    )
+    return f'<h2>Recent events</h2><table class="list" id="recent">{rows}</table>'

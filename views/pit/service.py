@@ -29,7 +29,17 @@ from tabled_client.floor import FloorFollower
 
 from views.pit.acks import AckStore
 from views.pit.floor import FloorState, pace
-from views.pit.pages import ack_form, alarm_rows, login_form, pace_table, page, tile, wheel_page
+from views.pit.pages import (
+    ack_form,
+    alarm_rows,
+    device_rows,
+    login_form,
+    pace_table,
+    page,
+    recent_rows,
+    tile,
+    wheel_page,
+)
 from views.pit.users import Tries, User, check_password
 from views.pit.wheel import wheel_stats
 
@@ -195,7 +205,10 @@ class Pit:
         results = "".join(f"<li>{escape(json.dumps(r)[:200])}</li>" for r in snap["results"])
         body = (
             tile(s, self.floor.last_time.get(t, ""))
-            + f"<h2>Alarms</h2>{rows}<h2>Last results</h2><ol id='results'>{results}</ol>"
+            + f"<h2>Alarms</h2>{rows}"
+            + device_rows(self.floor.devices.get(t, {}))
+            + recent_rows(list(self.floor.recent.get(t, [])))
+            + f"<h2>Last results</h2><ol id='results'>{results}</ol>"
         )
         return self._html(f"table {escape(t)}", body, request, refresh=True)
 
