@@ -61,6 +61,8 @@ class PitProc:
                 str(self.users),
                 "--listen",
                 f"127.0.0.1:{self.port}",
+                "--user-header",
+                "X-Remote-User",
             ],
             cwd=ROOT,
             stdout=(self.folder / "pit.log").open("ab"),
@@ -199,6 +201,13 @@ def test_the_pit_view_on_a_floor(floor):
     boss.screenshot(path=out / "pit-table.png")
     boss.goto(pit.url + "pace")
     assert int(boss.text_content("#pace tr[data-table=bac-02] .rounds")) > 0
+    # behind a trusted proxy: its header names the user, the users file gives the role
+    proxied = browser.new_context(extra_http_headers={"X-Remote-User": "vic"}).new_page()
+    proxied.goto(pit.url + "alarms")
+    assert proxied.get_attribute("#who", "data-role") == "viewer"
+    assert proxied.query_selector("a.ack") is None
+    stranger = browser.new_context(extra_http_headers={"X-Remote-User": "mallory"}).new_page()
+    assert stranger.goto(pit.url + "alarms").status == 403
     # the acknowledgement survives a restart of the pit view
     pit.stop()
     pit.start()

@@ -30,6 +30,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", default="TABLES", help="the bridge's stream (default %(default)s)")
     p.add_argument("--durable", default="pit", help="the consumer's name (default %(default)s)")
     p.add_argument("--bucket", default="PIT_ACKS", help="the acknowledgements' KV bucket")
+    p.add_argument(
+        "--user-header",
+        metavar="NAME",
+        help="a trusted reverse proxy's header naming the user (role from --users); only behind that proxy",
+    )
     p.add_argument("--cert", help="TLS certificate (PEM): serve HTTPS")
     p.add_argument("--key", help="its private key (PEM)")
     return p
@@ -68,7 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         tls.load_cert_chain(args.cert, args.key)
     logging.basicConfig(level=logging.INFO, format="tabled-pit: %(message)s")
-    pit = Pit(args.nats, users, stream=args.stream, durable=args.durable, bucket=args.bucket)
+    pit = Pit(
+        args.nats,
+        users,
+        stream=args.stream,
+        durable=args.durable,
+        bucket=args.bucket,
+        user_header=args.user_header,
+    )
     print(
         f"tabled-pit: {len(users)} users, floor from {', '.join(args.nats)} on {args.listen}",
         file=sys.stderr,

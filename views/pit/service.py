@@ -56,8 +56,12 @@ class Pit:
         stream: str = "TABLES",
         durable: str = "pit",
         bucket: str = "PIT_ACKS",
+        user_header: str | None = None,
     ) -> None:
         self.servers, self.users, self.stream, self.durable = servers, users, stream, durable
+        #: a trusted reverse proxy's header naming the logged-in user (docs/views.md)
+        self.user_header = user_header
+        self._secret = secrets.token_bytes(32)
         self.floor = FloorState()
         self.tries = Tries()
         self.sessions: dict[str, tuple[User, str]] = {}  # token → (user, csrf)
@@ -108,6 +112,14 @@ class Pit:
     # -- sessions ---------------------------------------------------------------------
 
     def session(self, request: web.Request) -> tuple[User, str] | None:
+        if self.user_header is not None and self.user_header in request.headers:
+            # the proxy authenticated this user; the role is the users file's. The CSRF
+            # token is the user's own, keyed by this process's secret
+            user = self.users.get(request.headers[self.user_header])
+            if user is None:
+                return None
+            mac = hmac.new(self._secret, user.name.encode(), "sha256").hexdigest()
+            return user, mac
         return self.sessions.get(request.cookies.get(COOKIE, ""))
 
     def _html(
@@ -174,6 +186,9 @@ class Pit:
 
     def _need(self, request: web.Request) -> tuple[User, str]:
         s = self.session(request)
+        if s is None and self.user_header is not None and self.user_header in request.headers:
+            name = escape(request.headers[self.user_header])
+            raise web.HTTPForbidden(text=f"the proxy's user {name} is not in the users file")
         if s is None:
             raise web.HTTPSeeOther("/login")
         return s
