@@ -227,6 +227,11 @@ class Pit:
         )
         return self._html(f"table {escape(t)}", body, request, refresh=True)
 
+    async def healthz(self, request: web.Request) -> web.Response:
+        """For a monitor (and bench/pit.py): how much of the floor it holds; no login, no detail."""
+        body = {"tables": len(self.floor.tables), "events": self.floor.events}
+        return web.json_response(body)
+
     async def pace_page(self, request: web.Request) -> web.Response:
         self._need(request)
         rows = [(t, pace(self.floor.rounds.get(t, []))) for t in sorted(self.floor.tables)]
@@ -323,6 +328,7 @@ def make_app(pit: Pit) -> web.Application:
     r.add_get("/table/{table}", pit.table_page)
     r.add_get("/alarms", pit.alarms_page)
     r.add_get("/pace", pit.pace_page)
+    r.add_get("/healthz", pit.healthz)
     r.add_get("/wheel/{table}", pit.wheel)
     r.add_get("/alarms/ack", pit.ack_get)
     r.add_post("/alarms/ack", pit.ack_post)
