@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_harness import Daemon, endpoints, fast_copy, tablectl
+from daemon_harness import Daemon, endpoints, fast_copy, tablectl, write_config
 from display_harness import (
     READ_ROADS,
     DisplayProc,
@@ -363,6 +363,37 @@ def test_roads_of_whole_shoes(browser, tmp_path: Path, game: str, seed: int):
             timeout=WAIT * 2,
         )
         assert check_roads(page, eps) > 50
+        assert page.errors == []
+    finally:
+        disp.stop()
+        d.stop()
+        d.close()
+
+
+def test_the_banner_says_betting_closed_and_void(browser, tmp_path: Path):
+    """The table's state, driven by a supervisor on a table with no shoe attached: betting
+    open, no more bets, and a hand voided by a card exposed during betting, with its reason."""
+    cfg = write_config(tmp_path, port=str(tmp_path / "absent"), sim="")
+    text = cfg.read_text().replace("betting_seconds = 0.05\n", "")
+    cfg.write_text(text.replace("auto_new_shoe = true\n", ""))
+    d = Daemon(cfg)
+    disp = DisplayProc(cfg)
+    banner = "() => document.getElementById('banner').dataset.status === '{}'"
+    try:
+        d.start()
+        disp.start()
+        page = open_page(browser, disp.url)
+        assert tablectl(cfg, "shoe", "new").returncode == 0
+        assert tablectl(cfg, "betting", "open").returncode == 0
+        page.wait_for_function(banner.format("betting"), timeout=WAIT)
+        assert page.text_content("#status") == "place your bets"
+        assert tablectl(cfg, "betting", "close").returncode == 0
+        page.wait_for_function(banner.format("closed"), timeout=WAIT)
+        assert page.text_content("#status") == "no more bets"
+        assert tablectl(cfg, "void", "hand", "--reason", "dealer mistake").returncode == 0
+        page.wait_for_function(banner.format("void"), timeout=WAIT)
+        assert page.text_content("#status") == "void: bets returned"
+        assert page.text_content("#detail") == "hand 1 void (dealer mistake): bets returned"
         assert page.errors == []
     finally:
         disp.stop()
