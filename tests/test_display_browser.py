@@ -5,7 +5,8 @@ and what it shows is checked against the events on the bus (the table's replay s
 to the seq the page says it shows): the baccarat roads cell by cell for a whole shoe,
 across a daemon restart and a display restart; the last roulette numbers and the hot and
 cold counts; the Sic Bo dice; Blackjack's boxes and up card, with the hole card never on
-the page before the table turns it over; Dragon Tiger's roads; Pai Gow's rounds.
+the page before the table turns it over; Dragon Tiger's roads; Pai Gow's rounds; and the
+banner's betting open, no more bets and void with its reason.
 """
 
 from __future__ import annotations
