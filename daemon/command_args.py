@@ -26,7 +26,7 @@ _INT_RANGE = (-(2**63), 2**63)
 def problem(name: str, spec: CommandSpec, args: Any) -> str | None:
     """What is wrong with ``args`` for command ``name``, or None when they fit its schema."""
     if not isinstance(args, dict):
-        return f"{name}: its arguments must be an object, not {_kind(args)}"
+        return f"{name}: its arguments must be an object, not {json_kind(args)}"
     declared = {a.name: a for a in (*spec.args, *spec.more)}
     unknown = sorted(str(k) for k in args if k not in declared)
     if unknown:
@@ -53,7 +53,7 @@ def _value(v: Any, kind: str) -> str | None:
         return _scalar(v)
     if kind == "objects":
         if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
-            return f"must be a list of objects, not {_kind(v)}"
+            return f"must be a list of objects, not {json_kind(v)}"
         return _json(v, 0)
     raise ValueError(f"unknown argument kind {kind!r}")  # a spec's mistake, found by tests
 
@@ -67,7 +67,7 @@ def _scalar(v: Any) -> str | None:
         return None if _INT_RANGE[0] <= v < _INT_RANGE[1] else "is out of range (64 bits)"
     if isinstance(v, float):
         return None if math.isfinite(v) else "must be a finite number"
-    return f"must be a string or a number, not {_kind(v)}"
+    return f"must be a string or a number, not {json_kind(v)}"
 
 
 def _json(v: Any, depth: int) -> str | None:
@@ -84,7 +84,8 @@ def _json(v: Any, depth: int) -> str | None:
     return None if v is None else _scalar(v)
 
 
-def _kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
+    """A JSON value's kind, as an error names it (the control socket's too)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -94,7 +95,7 @@ def _kind(v: Any) -> str:
     if isinstance(v, str):
         return "a string"
     if isinstance(v, list):
-        return "a list"
+        return "an array"
     if isinstance(v, dict):
         return "an object"
     return type(v).__name__

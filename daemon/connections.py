@@ -52,6 +52,8 @@ from daemon.fd_budget import (
     METRICS_MAX_CONNECTIONS,
     RESERVE,
     BudgetError,
+    accepted_by,
+    address,
     caps,
     dup_socket,
     listening_socket,
@@ -59,7 +61,6 @@ from daemon.fd_budget import (
     sockets,
 )
 from daemon.ipc import HANDSHAKE_IVL_MS
-from daemon.security.revoke import _accepted_by, _address
 
 log = structlog.get_logger("tabled")
 
@@ -140,7 +141,7 @@ class ConnectionGuard:
         """Cap ``sock``'s connections (a bound tcp listener); ``handshake`` gets its handshake
         events on the loop (the socket's one monitor is this one: libzmq keeps one a socket)."""
         endpoint = sock.getsockopt(zmq.LAST_ENDPOINT).decode()
-        addr = _address(endpoint)
+        addr = address(endpoint)
         lsock = None if addr is None or addr[0] == socket.AF_UNIX else listening_socket(endpoint)
         if addr is None or (lsock is None and addr[0] != socket.AF_UNIX):
             raise BudgetError(f"the {name} socket's listener on {endpoint} is not found")
@@ -267,7 +268,7 @@ class ConnectionGuard:
         if s is None:
             return 1 << 62
         with s:
-            if not _accepted_by(s, lst.addr):
+            if not accepted_by(s, lst.addr):
                 return 1 << 62
             try:
                 info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
@@ -281,7 +282,7 @@ class ConnectionGuard:
         if s is None:
             return False
         with s:
-            if not _accepted_by(s, lst.addr):  # the number was reused meanwhile
+            if not accepted_by(s, lst.addr):  # the number was reused meanwhile
                 return False
             try:
                 s.shutdown(socket.SHUT_RDWR)
@@ -323,7 +324,7 @@ class ConnectionGuard:
         """The kernel's count of the listener's connections (in case an event was missed);
         it opens again when there is room, or a place a peer in its handshake could give."""
         lst.resynced = now = time.monotonic()
-        lst.live = sum(_accepted_by(s, lst.addr) for s in sockets())
+        lst.live = sum(accepted_by(s, lst.addr) for s in sockets())
         self._maybe_open(lst, now)
 
     def _maybe_open(self, lst: _Listener, now: float) -> None:

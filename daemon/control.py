@@ -62,6 +62,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
+from daemon.command_args import json_kind
 from daemon.ipc import (
     BACKLOG,
     HANDSHAKE_IVL_MS,
@@ -129,11 +130,11 @@ def parse_request(frames: list[bytes]) -> dict[str, Any]:
     except RecursionError:
         raise _BadRequest("request is nested too deeply") from None
     if not isinstance(req, dict):
-        raise _BadRequest(f"request must be a JSON object, not {_json_type(req)}")
+        raise _BadRequest(f"request must be a JSON object, not {json_kind(req)}")
     req_id = req.get("id")
     if req_id is not None:
         if isinstance(req_id, bool) or not isinstance(req_id, int | str):
-            raise _BadRequest(f'"id" must be a string or an integer, not {_json_type(req_id)}')
+            raise _BadRequest(f'"id" must be a string or an integer, not {json_kind(req_id)}')
         if isinstance(req_id, str) and len(req_id) > MAX_ID:
             raise _BadRequest(f'"id" is longer than {MAX_ID} characters')
         if isinstance(req_id, int) and not -(2**63) <= req_id < 2**63:
@@ -148,36 +149,20 @@ def parse_request(frames: list[bytes]) -> dict[str, Any]:
         raise _BadRequest('missing "cmd"', req_id)
     cmd = req["cmd"]
     if not isinstance(cmd, str):
-        raise _BadRequest(f'"cmd" must be a string, not {_json_type(cmd)}', req_id)
+        raise _BadRequest(f'"cmd" must be a string, not {json_kind(cmd)}', req_id)
     if not cmd.strip():
         raise _BadRequest('"cmd" is empty', req_id)
     if len(cmd) > MAX_CMD:
         raise _BadRequest(f'"cmd" is longer than {MAX_CMD} characters', req_id)
     args = req.setdefault("args", {})
     if not isinstance(args, dict):
-        raise _BadRequest(f'"args" must be an object, not {_json_type(args)}', req_id)
+        raise _BadRequest(f'"args" must be an object, not {json_kind(args)}', req_id)
     actor = req.get("actor")
     if actor is not None and not isinstance(actor, str):
-        raise _BadRequest(f'"actor" must be a string, not {_json_type(actor)}', req_id)
+        raise _BadRequest(f'"actor" must be a string, not {json_kind(actor)}', req_id)
     if actor is not None and len(actor) > MAX_ACTOR:
         raise _BadRequest(f'"actor" is longer than {MAX_ACTOR} characters', req_id)
     return req
-
-
-def _json_type(v: object) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "an array"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__
 
 
 def _transport(endpoint: str) -> str:

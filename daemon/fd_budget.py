@@ -23,8 +23,6 @@ from typing import Final
 
 import structlog
 
-from daemon.security.revoke import _address
-
 log = structlog.get_logger("tabled")
 
 FD_DIR: Final = "/proc/self/fd"
@@ -81,6 +79,36 @@ def caps(limit: int, in_use: int, wanted: dict[str, int], past: dict[str, int]) 
     return {name: min(n, share) for name, n in wanted.items()}
 
 
+def address(endpoint: str) -> tuple[int, str, int | None] | None:
+    """A bound endpoint as (family, host or path, port); None for a transport without sockets."""
+    if endpoint.startswith("ipc://"):
+        path = endpoint[6:]
+        return socket.AF_UNIX, ("\0" + path[1:] if path.startswith("@") else path), None
+    if endpoint.startswith("tcp://"):
+        host, _, port = endpoint[6:].rpartition(":")
+        family = socket.AF_INET6 if host.startswith("[") else socket.AF_INET
+        return family, host.strip("[]"), int(port)
+    return None
+
+
+def accepted_by(sock: socket.socket, addr: tuple[int, str, int | None]) -> bool:
+    """Whether ``sock`` is a connection accepted on ``addr`` (not the listener itself)."""
+    family, host, port = addr
+    try:
+        if sock.family != family or sock.type != socket.SOCK_STREAM:
+            return False
+        local = sock.getsockname()
+        sock.getpeername()  # the listener itself has no peer (ENOTCONN)
+    except OSError:
+        return False
+    if family == socket.AF_UNIX:
+        name = local.decode("latin-1") if isinstance(local, bytes) else local
+        return bool(name) and name == host
+    if local[1] != port:
+        return False
+    return host in ("0.0.0.0", "::", "*") or local[0] == host
+
+
 def sockets() -> Iterator[socket.socket]:
     """A duplicate of each of the process's sockets, closed after its turn (unless kept:
     ``detach`` it first). Never a duplicate of anything else: a leak here is what it guards."""
@@ -103,7 +131,7 @@ def sockets() -> Iterator[socket.socket]:
 
 def listening_socket(endpoint: str) -> socket.socket | None:
     """A duplicate of the process's listening socket bound to ``endpoint`` (tcp), or None."""
-    addr = _address(endpoint)
+    addr = address(endpoint)
     if addr is None or addr[0] == socket.AF_UNIX:
         return None
     family, host, port = addr

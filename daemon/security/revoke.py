@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +40,12 @@ from typing import Any
 import structlog
 import zmq
 
+from daemon.fd_budget import FD_DIR, accepted_by, address, sockets
 from daemon.security.keyfiles import ClientKey, SecurityError, load_clients
 from daemon.security.watch import DirWatch
 from daemon.security.zap import Authenticator
 
 log = structlog.get_logger()
-
-FD_DIR = "/proc/self/fd"
 
 
 @dataclass
@@ -59,35 +57,6 @@ class KeySource:
     need_role: bool = False
 
 
-def _address(endpoint: str) -> tuple[int, str, int | None] | None:
-    """A bound endpoint as (family, host or path, port); None for a transport without sockets."""
-    if endpoint.startswith("ipc://"):
-        path = endpoint[6:]
-        return socket.AF_UNIX, ("\0" + path[1:] if path.startswith("@") else path), None
-    if endpoint.startswith("tcp://"):
-        host, _, port = endpoint[6:].rpartition(":")
-        family = socket.AF_INET6 if host.startswith("[") else socket.AF_INET
-        return family, host.strip("[]"), int(port)
-    return None
-
-
-def _accepted_by(sock: socket.socket, addr: tuple[int, str, int | None]) -> bool:
-    family, host, port = addr
-    try:
-        if sock.family != family or sock.type != socket.SOCK_STREAM:
-            return False
-        local = sock.getsockname()
-        sock.getpeername()  # the listener itself has no peer (ENOTCONN)
-    except OSError:
-        return False
-    if family == socket.AF_UNIX:
-        name = local.decode("latin-1") if isinstance(local, bytes) else local
-        return bool(name) and name == host
-    if local[1] != port:
-        return False
-    return host in ("0.0.0.0", "::", "*") or local[0] == host
-
-
 def cut_connections(endpoints: Iterable[str]) -> int:
     """Shut down every connection accepted on ``endpoints``; returns how many.
 
@@ -95,30 +64,17 @@ def cut_connections(endpoints: Iterable[str]) -> int:
     connection ends for both, and libzmq closes its own descriptor when it
     sees the end, so no descriptor of libzmq's is ever closed under it.
     """
-    addrs = [a for a in map(_address, endpoints) if a is not None]
+    addrs = [a for a in map(address, endpoints) if a is not None]
     if not addrs:
         return 0
     cut = 0
-    for entry in os.scandir(FD_DIR):
-        try:
-            fd = int(entry.name)
-            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
-                continue
-            dup = os.dup(fd)
-        except (ValueError, OSError):
-            continue  # closed meanwhile, or the scan's own descriptor
-        try:
-            s = socket.socket(fileno=dup)
-        except OSError:  # a family Python does not know: not one of ours
-            os.close(dup)
-            continue
-        with s:
-            if any(_accepted_by(s, a) for a in addrs):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                    cut += 1
-                except OSError:
-                    pass  # it ended on its own meanwhile
+    for s in sockets():
+        if any(accepted_by(s, a) for a in addrs):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+                cut += 1
+            except OSError:
+                pass  # it ended on its own meanwhile
     return cut
 
 
