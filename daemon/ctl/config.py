@@ -44,6 +44,10 @@ def cmd_config_check(a: argparse.Namespace) -> int:
             )
         )
         s = load(path)
+        from daemon import host
+
+        if here := host.problems(s):  # what the daemon refuses at start on this PC
+            raise ConfigError(s.source, here)
     except ConfigError as e:
         print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
         print(str(e), file=sys.stderr)

@@ -94,6 +94,9 @@ def run(a: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"PROBLEM config: {e}\n  fix: `tablectl config check {e.path}` lists every problem")
         return 1
+    from daemon import host
+
+    problems += host.problems(s)  # what the daemon refuses at start on this PC
     groups = _user_groups(a.user)
     if groups is None:
         notes.append(
