@@ -124,7 +124,7 @@ def test_monitor_without_a_terminal_prints_one_line_per_event(tmp_path):
     try:
         d.start()
         r = subprocess.run(
-            tablectl_cmd("--config", str(cfg), "monitor", "--seconds", "2"),
+            tablectl_cmd("--config", str(cfg), "monitor", "--seconds", "2", "--history", "9999"),
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -22,8 +22,12 @@ def cmd_status(a: argparse.Namespace) -> int:
         return EXIT_ATTENTION if attention else EXIT_OK
     g = st.get("state", {})
     print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
+    fields, labels = _where(st["game"])
     where = ", ".join(
-        f"{k.replace('_', ' ')} {g[k]}" for k in _where(st["game"]) if g.get(k) is not None
+        f"{labels.get(k, k.replace('_', ' '))} {g[k]}"
+        + (f" ({g[k + '_name']})" if g.get(k + "_name") else "")  # wheel state 4 (no more bets)
+        for k in fields
+        if g.get(k) is not None
     )
     print(
         f"  game:    {g.get('text') or g.get('phase') or '-'}" + (f"  ({where})" if where else "")
@@ -47,14 +51,15 @@ def cmd_status(a: argparse.Namespace) -> int:
     return EXIT_ATTENTION if attention else EXIT_OK
 
 
-def _where(game: str) -> tuple[str, ...]:
-    """The fields of the game's summary that say where it is, as its describer names them."""
+def _where(game: str) -> tuple[tuple[str, ...], Any]:
+    """The fields of the game's summary that say where it is and their labels, as its
+    describer names them."""
     from daemon import games
 
     cls = games.find(game)
     if cls is None:  # a daemon of a game this PC has not installed: its phase only
-        return ()
-    return cls.describe.where or cls.describe.key
+        return (), {}
+    return cls.describe.where or cls.describe.key, cls.describe.labels
 
 
 def _devices_table(devs: list[dict[str, Any]]) -> None:

@@ -124,7 +124,13 @@ def _trace(sub: Any) -> None:
 
 def _monitor(sub: Any) -> None:
     p = sub.add_parser("monitor", help="live view of the table (--json: the raw events)")
-    p.add_argument("--history", type=int, default=3000, help="events to read back at start")
+    p.add_argument(
+        "--history",
+        type=int,
+        default=None,
+        help="events to read back at start (default: 3000 on a terminal, for the scoreboards; "
+        "none into a pipe or with --json)",
+    )
     p.add_argument("--seconds", type=float, default=None, help="stop after this long")
     p.set_defaults(func=_impl("daemon.tools.monitor:run"))
 
