@@ -270,3 +270,76 @@ def test_recall_names_who_opened_and_closed_betting(running):
     assert lines and all(len(x) >= 3 for x in lines), r.stdout
     if running.game == "roulette":
         assert {x[2] for x in lines} == {"wheel"}, r.stdout
+
+
+# -- the technician's tools, on every game (issue 33) ---------------------------------------
+
+
+def test_events_queries_the_journal_by_type_game_and_time(running):
+    """`tablectl events` as journalctl: by type (a pattern too), by game, by time, the last N."""
+    last = running.results[-1]
+    ref = ":".join(str(last.data[k]) for k in running.describe.key)
+    one = tablectl(running.cfg, "--json", "events", "--round", ref)
+    evs = [json.loads(x) for x in one.stdout.splitlines()]
+    assert one.returncode == 0 and last.seq in [e["seq"] for e in evs], one.stderr
+    assert all(e["data"][k] == last.data[k] for e in evs for k in running.describe.key)
+    typed = tablectl(running.cfg, "--json", "events", "--type", last.type, "-n", "2")
+    assert [json.loads(x)["type"] for x in typed.stdout.splitlines()] == [last.type] * 2
+    pattern = tablectl(running.cfg, "--json", "events", "--type", "daemon.*")
+    assert {json.loads(x)["type"] for x in pattern.stdout.splitlines()} == {"daemon.started"}
+    at = last.time
+    window = tablectl(running.cfg, "--json", "events", "--since", at, "--until", at)
+    assert last.seq in [json.loads(x)["seq"] for x in window.stdout.splitlines()]
+    later = tablectl(running.cfg, "events", "--since", "in the future")
+    assert later.returncode == 2 and "is not a time" in later.stderr
+    text = tablectl(running.cfg, "events", "--type", last.type, "-n", "1")
+    assert re.search(GAMES[running.game][3], text.stdout) or last.type in text.stdout
+
+
+def test_events_follow_goes_on_live_after_the_journal(running):
+    head = json.loads(tablectl(running.cfg, "--json", "status").stdout)["last_seq"]
+    r = tablectl(running.cfg, "--json", "events", "-n", "1", "-f", "--seconds", "2")
+    seqs = [json.loads(x)["seq"] for x in r.stdout.splitlines()]
+    assert r.returncode == 0 and seqs[0] >= head, (head, seqs[:3])
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs  # no gap, none twice
+    assert len(seqs) > 1, "the live table's events follow the journal's"
+
+
+def test_get_gives_one_value_for_a_script(running):
+    head = int(tablectl(running.cfg, "get", "journal.seq").stdout)
+    assert head >= running.results[-1].seq
+    for dev in json.loads(tablectl(running.cfg, "--json", "devices").stdout)["devices"]:
+        r = tablectl(running.cfg, "get", f"device.{dev['name']}.health")
+        assert r.returncode == 0 and r.stdout.strip() in ("ok", "stale", "disconnected")
+    for k in running.describe.key:
+        v = tablectl(running.cfg, "get", f"game.{k}")
+        assert v.returncode == 0 and v.stdout.strip().isdigit(), (k, v.stdout, v.stderr)
+    bad = tablectl(running.cfg, "get", "journal.sqe")
+    assert bad.returncode == 2 and "journal.seq" in bad.stderr
+    listing = tablectl(running.cfg, "get").stdout
+    assert "journal.seq: " in listing and "alarms.count: " in listing
+
+
+def test_trace_decodes_each_frame_as_the_driver_reads_it(running):
+    dev = json.loads(tablectl(running.cfg, "--json", "devices").stdout)["devices"][0]["name"]
+    for _ in range(10):  # blackjack refuses while a hole card is face down: between rounds
+        r = tablectl(running.cfg, "--json", "trace", dev, "--frames", "3", "--seconds", "10")
+        if "secret" not in r.stderr:
+            break
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(x) for x in r.stdout.splitlines()]
+    rx = [x for x in recs if x.get("kind") == "rx"]
+    assert rx and all("decoded" in x for x in rx), recs[:3]
+    assert any(d["reading"] for x in rx for d in x["decoded"]), rx
+
+
+def test_a_devices_commands_are_listed_and_sent_by_name(running):
+    for dev in json.loads(tablectl(running.cfg, "--json", "devices").stdout)["devices"]:
+        r = tablectl(running.cfg, "--json", "device", dev["name"], "--list")
+        assert r.returncode == 0, r.stderr
+        named = json.loads(r.stdout)
+        if dev["driver"] in ("cammegh-ss2", "dice-ref"):
+            assert "version" in named, named
+    if running.game == "roulette":  # the demo's technician socket
+        r = tablectl(running.cfg, "--json", "device", "wheel", "firmware")
+        assert r.returncode == 0 and json.loads(r.stdout)[0]["command"] == "*S", r.stderr

@@ -54,3 +54,20 @@ def cmd_config_check(a: argparse.Namespace) -> int:
         return EXIT_USAGE
     print_json(effective(s))
     return EXIT_OK
+
+
+def cmd_complete(a: argparse.Namespace) -> int:
+    """Names for the shell's completion, one a line; nothing (never an error) when there
+    are none to give: a completion must not print into the command line being typed."""
+    from daemon import tables
+    from daemon.ctl import settings
+
+    try:
+        if a.kind == "tables":
+            names = [r["table"] for r in tables.tables()]
+        else:
+            names = [d.name for d in settings(a).config.devices]
+    except (ConfigError, OSError):
+        names = []
+    print("\n".join(names))
+    return EXIT_OK

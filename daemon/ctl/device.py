@@ -75,10 +75,43 @@ def cmd_device(a: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         a.device, a.command = shakers[0], ["shake"]
-    if not a.command:
-        print("tablectl device: give the command text after the device name", file=sys.stderr)
+    named = _named_commands(a)
+    if named is None:
         return EXIT_USAGE
-    return _device_session(a, a.device, [" ".join(a.command)], a.wait, lambda r: len(r) >= 1)
+    if a.list:
+        if a.json:
+            print_json({n: {"command": c, "help": h} for n, (c, h) in named.items()})
+        elif not named:
+            print(f"{a.device}: its driver names no commands; send the command text itself")
+        else:
+            wn = max(map(len, named))
+            wc = max(len(c) for c, _ in named.values())
+            for n, (c, h) in named.items():
+                print(f"{n:<{wn}}  {c:<{wc}}  {h}")
+        return EXIT_OK
+    if not a.command:
+        print(
+            "tablectl device: give a command after the device name "
+            f"(`tablectl device {a.device} --list` shows them by name)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    text = " ".join(a.command)
+    text = named[text][0] if text in named else text  # by name, as `upscmd ups NAME`
+    return _device_session(a, a.device, [text], a.wait, lambda r: len(r) >= 1)
+
+
+def _named_commands(a: argparse.Namespace) -> dict[str, tuple[str, str]] | None:
+    """The device's commands by name, from its driver (None: no such device, said why)."""
+    from drivers.base import driver_class
+
+    s = settings(a)
+    for d in s.config.devices:
+        if d.name == a.device:
+            return dict(getattr(driver_class(d.driver), "named_commands", {}))
+    names = ", ".join(d.name for d in s.config.devices) or "none"
+    print(f"tablectl device: this table has no device {a.device!r} ({names})", file=sys.stderr)
+    return None
 
 
 #: the tuning parameters a studio technician reads (tests/captures/cammegh-ss2/studio-settings-2025-11.log)
