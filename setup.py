@@ -37,6 +37,6 @@ setup(
         "daemon.data.requirements": ["table-pc.txt"],
         "daemon.data.systemd": ["*.service", "*.rules", "*.conf"],
         "daemon.data.man": ["*.1"],
-        "tabled_client": ["events.schema.json"],
+        "tabled_client": ["events.schema.json", "bus.schema.json"],
     },
 )

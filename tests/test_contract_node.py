@@ -59,3 +59,54 @@ def test_the_strict_validator_refuses_an_unknown_keyword(ajv, tmp_path):
         ["node", "validate_events.js", str(bad)], cwd=ajv, capture_output=True, text=True
     )
     assert r.returncode == 2 and 'unknown keyword: "discriminator"' in r.stdout, r.stdout
+
+
+def test_the_bus_frames_schema_compiles_strictly_and_the_docs_frames_pass(ajv, tmp_path):
+    """The heartbeat, journal state and replay answers of docs/events.md, in ajv strict."""
+    import json
+    import re
+
+    text = (ROOT / "docs" / "events.md").read_text()
+    shown = re.findall(r"^(?:← )?(\{\"(?:data|end|error)\".*\})$", text, re.M)
+    frames = [json.loads(x) for x in shown if "…" not in x and '"seq":' not in x]  # no events
+    assert {f.get("type") for f in frames} >= {"heartbeat", "journal.state"}
+    assert any("end" in f for f in frames) and any("error" in f for f in frames)
+    lines = tmp_path / "frames.jsonl"
+    lines.write_text("".join(json.dumps(f) + "\n" for f in frames))
+    r = subprocess.run(
+        ["node", "validate_events.js", str(ROOT / "docs" / "bus.schema.json"), str(lines)],
+        cwd=ajv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and r.stdout.strip().endswith(" 0 failed"), r.stdout + r.stderr
+
+
+def test_a_signed_checkpoint_is_checked_with_nodes_own_ed25519(tmp_path):
+    """The key file is PEM SubjectPublicKeyInfo and the message is docs/events.md's: Node's
+    crypto verifies a checkpoint the daemon's signer made, and refuses an altered one."""
+    import json
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed here")
+    from daemon.keys import create_checkpoint
+    from daemon.security.checkpoints import Checkpointer
+
+    create_checkpoint(tmp_path, "table")
+    secret, public = tmp_path / "table.ed25519", tmp_path / "table.ed25519.pub"
+    cp = Checkpointer.load(secret)("bac-07", "745e4b3b53034c7999e555234d1c91da", 42, "ab" * 32)
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(cp))
+    bad.write_text(json.dumps({**cp, "seq": 43}))
+
+    def verify(f: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["node", str(NODE / "verify_checkpoint.js"), str(public), str(f)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert verify(good).stdout.strip() == "ok", verify(good).stderr
+    assert verify(bad).returncode == 1
