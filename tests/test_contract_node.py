@@ -1,9 +1,11 @@
 """The contract read in another language (issue 33): Node's ajv in strict mode compiles the
-shipped event schema (Draft 2020-12, no OpenAPI ``discriminator``) and validates every
-captured event with it.
+shipped schemas (Draft 2020-12, no OpenAPI ``discriminator``) and validates every captured
+event with them; a backend written in Node from docs/events.md alone, with zeromq and ajv,
+follows a live demo table of two games, verifies its chain by the bytes and validates
+every event and heartbeat; Node's own Ed25519 checks a signed checkpoint.
 
-ajv comes from the npm registry (``tests/node/package.json``) into a scratch directory;
-without node, npm or the registry the test skips, saying which.
+ajv and zeromq come from the npm registry (``tests/node/package.json``) into a scratch
+directory; without node, npm or the registry the tests skip, saying which.
 """
 
 from __future__ import annotations
@@ -110,3 +112,49 @@ def test_a_signed_checkpoint_is_checked_with_nodes_own_ed25519(tmp_path):
 
     assert verify(good).stdout.strip() == "ok", verify(good).stderr
     assert verify(bad).returncode == 1
+
+
+@pytest.mark.parametrize("game", ["baccarat", "blackjack"])
+def test_a_node_backend_follows_a_live_table_verifies_and_validates_every_event(
+    ajv, tmp_path, game
+):
+    from daemon_harness import Daemon, endpoints, fast_copy, write_config
+
+    if game == "baccarat":
+        cfg, table = write_config(tmp_path), "it"
+    else:  # the hole card: a commitment in the event, the card only at the reveal
+        fast = {"settle_seconds": "0.05", "decision_seconds": "0.5", "insurance_seconds": "0.3"}
+        cfg = fast_copy("blackjack.toml", tmp_path, fast, "seed = 3\npace = 0.005\nerror_every = 0")
+        import tomllib
+
+        table = tomllib.loads(cfg.read_text())["table"]["id"]
+    pub, rep = endpoints(cfg)
+    d = Daemon(cfg)
+    try:
+        d.start()
+        r = subprocess.run(
+            [
+                "node",
+                "follow_table.js",
+                pub,
+                rep,
+                table,
+                str(SCHEMA),
+                str(ROOT / "docs" / "bus.schema.json"),
+                "400",
+            ],
+            cwd=ajv,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert d.stop() == 0
+    finally:
+        d.close()
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    import json
+
+    got = json.loads(r.stdout)
+    assert got["events"] == 400 and got["last"] == 400 and got["heartbeats"] >= 1, got
+    result = "hand.result"
+    assert got["types"].get(result, 0) >= 2, got["types"]
