@@ -7,6 +7,7 @@ without them the daemon refuses to start, so ``tablectl config check`` must fail
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -36,6 +37,10 @@ def test_doctor_names_every_missing_group(tmp_path):
     assert r.returncode == 1, r.stdout
     line = next(x for x in r.stdout.splitlines() if "control.roles" in x)
     assert line.startswith("PROBLEM") and all(g in line for g in MISSING), r.stdout
+    as_json = _run("daemon.cli", "--config", str(cfg), "--json", "doctor")  # --json is kept
+    found = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and found["ok"] is False
+    assert any(all(g in p for g in MISSING) for p in found["problems"]), found
 
 
 def test_the_daemon_refuses_the_same_and_leaves_no_state_directory(tmp_path):

@@ -92,6 +92,9 @@ def run(a: argparse.Namespace) -> int:
     try:
         s = _settings(a)
     except ConfigError as e:
+        if getattr(a, "json", False):
+            _print_json([f"config: {e}"], [])
+            return 1
         print(f"PROBLEM config: {e}\n  fix: `tablectl config check {e.path}` lists every problem")
         return 1
     from daemon import host
@@ -150,6 +153,9 @@ def run(a: argparse.Namespace) -> int:
         )
     elif sync is None:
         notes.append("could not tell whether the clock is synchronised (no timedatectl)")
+    if getattr(a, "json", False):  # --json is kept: the same findings as one object
+        _print_json(problems, notes)
+        return 1 if problems else 0
     for n in notes:
         print(f"note     {n}")
     for p in problems:
@@ -157,6 +163,12 @@ def run(a: argparse.Namespace) -> int:
     if not problems:
         print("ok: nothing found that needs fixing")
     return 1 if problems else 0
+
+
+def _print_json(problems: list[str], notes: list[str]) -> None:
+    from daemon.ctl import print_json
+
+    print_json({"ok": not problems, "problems": problems, "notes": notes})
 
 
 def _procs() -> Iterator[tuple[int, str]]:
