@@ -140,7 +140,13 @@ def _from_journal(db: Any, q: Query, lines: int | None, show: Any) -> int | None
     """Print the journal's matching events; the journal's last seq (None: empty)."""
     from daemon.events import decode
 
+    # the head first, and nothing after it: an event committed while this reads is left
+    # to -f, which goes on from this head (read after the rows, it could skip that event)
+    (head,) = db.execute("SELECT MAX(seq) FROM events").fetchone()
+    if head is None:
+        return None
     cond, args = q.sql()
+    cond, args = f"{cond} AND seq <= ?", [*args, head]
     if lines is not None:
         rows = db.execute(
             f"SELECT seq, body FROM events WHERE {cond} ORDER BY seq DESC LIMIT ?",
@@ -151,8 +157,7 @@ def _from_journal(db: Any, q: Query, lines: int | None, show: Any) -> int | None
     for _, body in rows:
         raw = bytes(body)
         show(decode(raw), raw)
-    (head,) = db.execute("SELECT MAX(seq) FROM events").fetchone()
-    return int(head) if head is not None else None
+    return int(head)
 
 
 def _follow(a: argparse.Namespace, q: Query, after: int, show: Any) -> int:
