@@ -100,6 +100,20 @@ def test_a_demo_daemons_json_log_is_read_by_field_access(tmp_path):
     assert result["winner"] in ("player", "banker", "tie")
     assert isinstance(result["player_total"], int) and isinstance(result["player"], list)
     assert "roads" not in result and by_type["daemon.started"][0]["clean"] is True
+    # and with jq itself, as docs/operations.md shows it (field access only, no prose)
+    import shutil
+    import subprocess
+
+    if shutil.which("jq") is None:
+        return
+    jq = subprocess.run(
+        ["jq", "-c", 'select(.type == "card.dealt") | [.seq, .card, .box, .hand]', str(d.log)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    rows = [json.loads(x) for x in jq.stdout.splitlines()]
+    assert rows == [[c["seq"], c["card"], c["box"], c["hand"]] for c in cards], jq.stderr
 
 
 def test_an_unclean_restart_is_logged_at_warning(tmp_path):
