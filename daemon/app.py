@@ -572,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logs.setup(settings.config.log.level, settings.config.log.format, table=settings.table)
     try:
-        if here := host.problems(settings):  # the checks `tablectl config check` makes too
+        if here := host.problems(settings, keys=False):  # `tablectl config check` makes them too
             raise ConfigError(settings.source, here)
         fresh = host.fresh_dirs(settings)
         prepare_state_dir(settings)

@@ -1,7 +1,7 @@
 """What the daemon checks of this PC at start, beyond the config file itself.
 
 A config can be well formed and still not start here: ``control.roles`` names unix
-groups this PC may not have. The daemon, ``tablectl config check`` and ``tablectl
+groups this PC may not have, ``[security]`` key files that are missing or too open. The daemon, ``tablectl config check`` and ``tablectl
 doctor`` all ask :func:`problems`, so what a technician checks is what the daemon
 refuses, and every missing group is named at once (issue 33: only the first was).
 """
@@ -29,18 +29,42 @@ def missing_groups(settings: Settings) -> list[str]:
     return out
 
 
-def problems(settings: Settings) -> list[str]:
-    """Each reason this PC cannot run the config, one line each with its fix."""
+def problems(settings: Settings, *, keys: bool = True) -> list[str]:
+    """Each reason this PC cannot run the config, one line each with its fix.
+
+    ``keys=False`` for the daemon itself, which loads ``[security]``'s keys as it starts
+    (a refused key is its exit 1, ``docs/security.md``); the tools check them here."""
+    out = []
     missing = missing_groups(settings)
-    if not missing:
-        return []
-    names = ", ".join(repr(g) for g in missing)
-    fix = "; ".join(f"groupadd {g}" for g in missing)
-    return [
-        f"control.roles: unix group{'s' if len(missing) > 1 else ''} {names} "
-        f"{'do' if len(missing) > 1 else 'does'} not exist on this PC "
-        f"(`tabled-setup install` creates them, or: {fix})"
-    ]
+    if missing:
+        names = ", ".join(repr(g) for g in missing)
+        fix = "; ".join(f"groupadd {g}" for g in missing)
+        out.append(
+            f"control.roles: unix group{'s' if len(missing) > 1 else ''} {names} "
+            f"{'do' if len(missing) > 1 else 'does'} not exist on this PC "
+            f"(`tabled-setup install` creates them, or: {fix})"
+        )
+    if keys and (why := key_problem(settings)) is not None:
+        out.append(why)
+    return out
+
+
+def key_problem(settings: Settings) -> str | None:
+    """What the daemon would say of ``[security]``'s key files at start (missing, too open,
+    not a key), or None. A file this user may not read is the daemon's user's to read:
+    not a problem here (the daemon checks it as itself)."""
+    sec = settings.config.security
+    if sec.server_key is None and sec.checkpoint_key is None:
+        return None
+    from daemon.security import Security, SecurityError
+
+    try:
+        Security.from_settings(settings)
+    except SecurityError as e:
+        if "Permission denied" in str(e):
+            return None
+        return f"security: {e}"
+    return None
 
 
 def fresh_dirs(settings: Settings) -> list[Path]:

@@ -86,3 +86,14 @@ def test_a_journal_with_events_is_kept_when_a_later_start_fails(tmp_path):
         taken.listen()
         assert _run("daemon.app", "--config", str(cfg)).returncode == 1
     assert journal.stat().st_size >= before
+
+
+def test_a_missing_key_file_fails_config_check_and_doctor_as_it_stops_the_daemon(tmp_path):
+    cfg = write_config(tmp_path, extra='\n[security]\ncheckpoint_key = "nokey.ed25519"\n')
+    r = _run("daemon.cli", "config", "check", str(cfg))
+    assert r.returncode == 2 and "nokey.ed25519 does not exist" in r.stderr, r.stderr
+    doc = _run("daemon.cli", "--config", str(cfg), "doctor")
+    assert doc.returncode == 1 and "PROBLEM  security: " in doc.stdout, doc.stdout
+    daemon = _run("daemon.app", "--config", str(cfg))  # its keys refused as it starts: exit 1
+    assert daemon.returncode == 1 and "nokey.ed25519 does not exist" in daemon.stdout
+    assert not (tmp_path / "state").exists()
