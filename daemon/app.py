@@ -38,7 +38,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon import history, logs, tables
+from daemon import history, host, logs, tables
 from daemon.bus import Bus
 from daemon.config import (
     ConfigError,
@@ -587,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logs.setup(settings.config.log.level, settings.config.log.format, table=settings.table)
     try:
+        if here := host.problems(settings, keys=False):  # `tablectl config check` makes them too
+            raise ConfigError(settings.source, here)
+        fresh = host.fresh_dirs(settings)
         prepare_state_dir(settings)
     except ConfigError as e:
         if logs.is_json():
@@ -594,7 +597,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"tabled: refusing to start: {e}", file=sys.stderr)
         return 2
-    return asyncio.run(_run(settings))
+    rc = asyncio.run(_run(settings))
+    if rc == 1 and fresh:  # a start that failed leaves no new state directory behind
+        host.undo_failed_start(settings, fresh)
+    return rc
 
 
 async def _run(settings: Settings) -> int:

@@ -45,7 +45,7 @@ def add_global_options(p: argparse.ArgumentParser, suppress: bool = False) -> No
         default=default(os.environ.get("TABLED_TABLE")),
         help="the table on this PC: its /etc/tabled config if you may read it, else its "
         "sockets in /run/tabled/TABLE (default: $TABLED_TABLE)",
-    )
+    ).complete = parsers.names("tables")  # type: ignore[attr-defined]
     p.add_argument(
         "--json", action="store_true", default=default(False), help="machine-readable output"
     )

@@ -382,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def example(name: str | None) -> int:
     folder = shipped.folder("config")
-    names = sorted(p.stem for p in folder.glob("*.toml"))
+    names = sorted(n for n in shipped.EXAMPLES if (folder / f"{n}.toml").is_file())
     if name is None:
         print("\n".join(names))
         return 0

@@ -1,8 +1,10 @@
-"""The files the package carries besides code: example configs, systemd units, udev rules, man pages.
+"""The files the package carries besides code: example configs, systemd units, udev rules,
+man pages, the hashed dependency lock.
 
 In a wheel they are package data (``daemon/data/config``, ``daemon/data/systemd``,
-``daemon/data/man``: ``setup.py`` maps the repository's ``config/``, ``systemd/`` and
-``docs/man/`` there), so an
+``daemon/data/man``, ``daemon/data/requirements``: ``setup.py`` maps the repository's
+``config/``, ``systemd/``, ``docs/man/`` and the hashed lock ``requirements/table-pc.txt``
+there), so an
 installed tabled finds them without the repository. From a clone or an editable
 install they are read where they live, in the repository.
 """
@@ -12,11 +14,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["config", "systemd", "man"]
+Kind = Literal["config", "systemd", "man", "requirements"]
 
 _REPO = Path(__file__).resolve().parents[1]
 #: where each kind lives in the repository (setup.py maps the same folders)
-IN_REPO: dict[Kind, str] = {"config": "config", "systemd": "systemd", "man": "docs/man"}
+IN_REPO: dict[Kind, str] = {
+    "config": "config",
+    "systemd": "systemd",
+    "man": "docs/man",
+    "requirements": "requirements",
+}
+
+#: the example configs the package ships, by name: a fixed list, so that a config lying
+#: untracked in a working tree goes neither into the wheel (setup.py reads this list) nor
+#: into ``tabled-setup example`` (issue 33); a test holds it to git's ``config/*.toml``
+EXAMPLES: tuple[str, ...] = (
+    "baccarat-studio",
+    "blackjack",
+    "demo",
+    "dragon-tiger",
+    "paigow",
+    "roulette",
+    "roulette-m360",
+    "sicbo",
+)
 
 
 def folder(kind: Kind) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -136,6 +136,9 @@ class Driver(abc.ABC):
     stale_after: ClassVar[float | None] = None
     #: the driver's maturity, as NUT lists it: experimental, stable.
     maturity: ClassVar[str] = "experimental"
+    #: a technician's commands by name (``tablectl device NAME --list``, as ``upscmd -l``):
+    #: name → (the command text sent, journaled as ``device.command``; what it does)
+    named_commands: ClassVar[Mapping[str, tuple[str, str]]] = {}
 
     def __init__(self, options: msgspec.Struct) -> None:
         self.options = options

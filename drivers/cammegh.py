@@ -731,10 +731,23 @@ class SS2Options(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             )
 
 
+#: a wheel technician's commands by name [dev]; ``tablectl wheel`` runs the longer sessions
+SS2_COMMANDS: dict[str, tuple[str, str]] = {
+    "version": ("*V", "the firmware's full version text"),
+    "firmware": ("*S", "the firmware number"),
+    "selftest": ("*F", "self-test, only while idle (state 6): *F BUSY otherwise; up to 5 min"),
+    "power-off": ("*P 0", "power the wheel down: idle, state 6 (for a self-test, the log)"),
+    "power-on": ("*P 1", "power the wheel up again"),
+    "restart": ("*R", "back to state 1; also acknowledges a void after a miss-spin"),
+    "log": ("*s r 0", "the newest page of the wheel's own results log (idle only)"),
+}
+
+
 class SS2Driver(Driver):
     """Cammegh SlingShot 2 automatic roulette wheel, RS-232 9600 8N1 [dev]."""
 
     name = "cammegh-ss2"
+    named_commands = SS2_COMMANDS
     default_game = "roulette"
     transport = "serial"
     Options = SS2Options

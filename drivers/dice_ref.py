@@ -20,7 +20,7 @@ checksum, bad trailer, wrong field count) is ``Malformed``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, ClassVar, Final
 
 import msgspec
@@ -367,6 +367,13 @@ class DiceRefDriver(Driver):
 
     #: the command a dealer's tool sends to shake (``tablectl device shake``)
     shake_command: ClassVar[str] = "shake"
+    #: sent by name: :meth:`encode_command` takes the names [ours]
+    named_commands: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "shake": ("shake", "shake the dice (a Sic Bo round's throw, betting closed)"),
+        "status": ("status", "the shaker's state: idle, shaking, reading, fault, lid open"),
+        "version": ("version", "the firmware's version and serial number"),
+        "self-test": ("self-test", "a self-test: its faults, or none"),
+    }
 
     def encode_command(self, text: str) -> bytes:
         """A technician's command by name (``shake``, ``status``, ``version``, ``self-test``).

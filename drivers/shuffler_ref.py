@@ -34,8 +34,8 @@ point, as step 1 says.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Final
+from collections.abc import Callable, Mapping
+from typing import Annotated, ClassVar, Final
 
 import msgspec
 
@@ -441,8 +441,28 @@ class ShufflerRefDriver(Driver):
     serial_defaults = SerialDefaults(baudrate=9600)  # 8N1 [ours]
     maturity = "experimental"
 
+    #: sent by name: the protocol is framed, so :meth:`encode_command` takes only these [ours]
+    named_commands: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "status": ("status", "the machine's state and its deck setting"),
+        "version": ("version", "the firmware's version"),
+        "self-test": ("self-test", "a self-test: its faults, or none"),
+        "shuffle": ("shuffle", "start a shuffle of the machine's own deck setting"),
+    }
+
     def protocol(self) -> ShufflerRefProtocol:
         return ShufflerRefProtocol()
+
+    def encode_command(self, text: str) -> bytes:
+        """A technician's command by name: a text line would be garbage to the machine, so
+        anything else is refused before it is journaled."""
+        frames = {"status": STATUS, "version": VERSION, "self-test": SELF_TEST}
+        frames["shuffle"] = start_shuffle()
+        frame = frames.get(text.strip().lower())
+        if frame is None:
+            raise ValueError(
+                f"the shuffler-ref machine takes {', '.join(sorted(frames))}, not {text!r}"
+            )
+        return frame
 
     def on_connect(self) -> list[bytes]:
         return [VERSION]  # identify the machine first

@@ -241,6 +241,8 @@ def test_a_system_failure_voids_the_round_in_play() -> None:
     void = next(x for x in d.drafts if x.type == "hand.void")
     assert void.data["reason"] == "system-failure"
     assert void.data["hole"]["card"] == "9D"
+    # Blackjack's own section (part III), not baccarat's §2.1.8 (issue 33)
+    assert void.data["rule"].startswith("seed 003 part III §2.1.5")
 
 
 def test_betting_close_needs_the_boxes() -> None:

@@ -121,6 +121,27 @@ def test_the_shipped_configs_are_valid():
         load(p)
 
 
+def test_the_shipped_configs_can_all_run_at_once():
+    """Each example has its own table id (so its own state directory and sockets) and its
+    own TCP ports: two demos side by side do not collide (issue 33: blackjack.toml and
+    roulette.toml both bound 7710/7711)."""
+    from pathlib import Path
+
+    from daemon import shipped
+
+    owner: dict[str, str] = {}
+    for name in shipped.EXAMPLES:
+        s = load(Path(__file__).parents[1] / "config" / f"{name}.toml")
+        c = s.config
+        eps = [c.bus.publish, c.bus.replay, s.control_endpoint, *s.role_endpoints.values()]
+        if c.metrics.port:
+            eps.append(f"tcp://{c.metrics.address}:{c.metrics.port}")
+        for ep in [f"table {s.table}", *eps]:
+            key = ep.rsplit(":", 1)[-1] if ep.startswith("tcp://") else ep
+            assert key not in owner, f"{name}.toml and {owner[key]}.toml both use {ep}"
+            owner[key] = name
+
+
 WHEEL = """
 [table]
 id = "r"

@@ -5,6 +5,7 @@ a real tabled daemon and fake tables)."""
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ from bench.floor.harness import Floor
 from bench.floor.natsd import available
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+NO_NATS = pytest.mark.skipif(available() is not None, reason=str(available()))
 
 
 def example() -> str:
@@ -30,6 +31,25 @@ def test_the_example_is_under_30_lines_and_uses_only_the_client():
     assert len(code.strip().splitlines()) < 30
     imports = re.findall(r"^(?:from|import) (\w+)", code, re.M)
     assert set(imports) <= {"asyncio", "sys", "tabled_client"}, imports
+
+
+def test_the_client_has_a_readme_naming_what_exists():
+    """client/README.md (issue 33: there was none): each module and name it gives exists."""
+    import importlib
+
+    text = (ROOT / "client" / "README.md").read_text()
+    modules = set(re.findall(r"`(tabled_client\.\w+)`", text))
+    assert len(modules) >= 5, modules
+    for m in modules:
+        importlib.import_module(m)
+    import tabled_client.floor
+    import tabled_client.table
+
+    for name in ("TableFollower", "FloorFollower", "ChainBroken", "Chain", "decode"):
+        assert name in text
+        assert any(
+            hasattr(mod, name) for mod in (tabled_client.table, tabled_client.floor, tabled_client)
+        ), name
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +75,7 @@ def client_venv(tmp_path_factory) -> Path:
     return py
 
 
+@NO_NATS
 def test_the_client_installs_alone(client_venv, tmp_path):
     r = subprocess.run(
         [str(client_venv), "-c", "import daemon"],
@@ -78,50 +99,73 @@ def test_the_client_installs_alone(client_venv, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_the_backend_example_follows_the_floor_and_one_table(tmp_path, client_venv):
+def _run_example(
+    py: Path, script: Path, f: Floor, cwd: Path
+) -> tuple[dict[str, list[int]], list[int], str]:
+    """Run the example until it has shown enough of the floor and the table, then Ctrl-C it."""
+    t = f.tables[0]
+    assert f.nats is not None
+    p = subprocess.Popen(
+        [str(py), str(script), f.nats.url, t.publish, t.replay, t.id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+    floor_seen: dict[str, list[int]] = {}
+    table_seqs: list[int] = []
+    # a watchdog, not a wait: the example runs until it is stopped
+    timer = threading.Timer(120, p.kill)
+    timer.start()
+    try:
+        assert p.stdout is not None
+        for line in p.stdout:
+            kind, table, seq, type_ = line.split()
+            if kind == "floor":
+                assert type_ == "card.dealt"
+                floor_seen.setdefault(table, []).append(int(seq))
+            else:
+                assert table == t.id
+                table_seqs.append(int(seq))
+            if (
+                len(table_seqs) >= 30
+                and len(floor_seen) == 4
+                and all(len(v) >= 5 for v in floor_seen.values())
+            ):
+                break
+    finally:
+        timer.cancel()
+        p.send_signal(signal.SIGINT)  # as a person stops it: the follower gives back its fetch
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate(timeout=30)
+    return floor_seen, table_seqs, err
+
+
+@NO_NATS
+def test_the_backend_example_follows_the_floor_and_one_table_run_after_run(tmp_path, client_venv):
+    """Twice with the same durable (issue 33: the second run raised ChainBroken): the second
+    goes on where the first acked, each table's events in order and each once."""
     f = Floor(tmp_path / "floor", real=1, fake=3, pace=0.05, interval=0.1)
     try:
         f.start()
-        assert f.nats is not None
         f.start_bridge()
         script = tmp_path / "backend.py"
         script.write_text(example())
-        t = f.tables[0]
-        p = subprocess.Popen(
-            [str(client_venv), str(script), f.nats.url, t.publish, t.replay, t.id],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=tmp_path,
-        )
-        floor_seen: dict[str, list[int]] = {}
-        table_seqs: list[int] = []
-        # a watchdog, not a wait: the example runs until it is stopped
-        timer = threading.Timer(120, p.kill)
-        timer.start()
-        try:
-            assert p.stdout is not None
-            for line in p.stdout:
-                kind, table, seq, type_ = line.split()
-                if kind == "floor":
-                    assert type_ == "card.dealt"
-                    floor_seen.setdefault(table, []).append(int(seq))
-                else:
-                    assert table == t.id
-                    table_seqs.append(int(seq))
-                if (
-                    len(table_seqs) >= 30
-                    and len(floor_seen) == 4
-                    and all(len(v) >= 5 for v in floor_seen.values())
-                ):
-                    break
-        finally:
-            timer.cancel()
-            p.kill()
-            _, err = p.communicate(timeout=30)
-        assert len(floor_seen) == 4 and len(table_seqs) >= 30, err[-3000:]
-        assert table_seqs == list(range(1, len(table_seqs) + 1))  # from seq 1, no gap
-        for seqs in floor_seen.values():
-            assert seqs == sorted(set(seqs))  # in order, each once (only card.dealt shown)
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for run in (1, 2):
+            floor_seen, table_seqs, err = _run_example(client_venv, script, f, tmp_path)
+            assert "ChainBroken" not in err, err[-3000:]
+            assert len(floor_seen) == 4 and len(table_seqs) >= 30, (run, err[-3000:])
+            assert table_seqs == list(range(1, len(table_seqs) + 1))  # from seq 1, no gap
+            for table, seqs in floor_seen.items():
+                assert seqs == sorted(set(seqs))  # in order, each once (only card.dealt shown)
+                if run == 2:  # on from where the first run acked (a batch may come again)
+                    assert first[table] < seqs[0] and seqs[0] > last[table] - 64, seqs[:3]
+                first.setdefault(table, seqs[0])
+                last[table] = seqs[-1]
     finally:
         f.close()

@@ -115,3 +115,24 @@ def test_a_resumed_consumer_without_heads_anchors_at_its_first_event(floor):
         return rest
 
     assert asyncio.run(go()) == [("lg-003", s) for s in range(3, 11)]
+
+
+def test_a_resumed_consumer_without_heads_or_anchor_says_what_to_do(floor):
+    """The docs' example run twice with one durable raised ``seq 247 after 0 (expected 1)``
+    (issue 33): the error names the durable and the two ways to resume."""
+
+    async def go() -> str:
+        f = FloorFollower(floor.nats.url, durable="twice", tables={"lg-002"})
+        await take(f, 3)
+        await f.close()
+        g = FloorFollower(floor.nats.url, durable="twice", tables={"lg-002"})
+        try:
+            with pytest.raises(ChainBroken) as e:
+                await take(g, 100)
+        finally:
+            await g.close()
+        return str(e.value)
+
+    said = asyncio.run(go())
+    assert "durable consumer 'twice' resumes at seq " in said
+    assert "heads=" in said and "anchor='first'" in said, said

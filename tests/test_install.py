@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from daemon import install
+from daemon import install, shipped
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "config" / "demo.toml"
@@ -44,6 +44,9 @@ def _need(*tools: str) -> None:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # setuptools copies package data into build/lib and never removes it: a file once there
+    # (a config since deleted or untracked) would ride along in every later wheel
+    shutil.rmtree(ROOT / "build" / "lib" / "daemon" / "data", ignore_errors=True)
     r = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
         capture_output=True,
@@ -57,8 +60,12 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_wheel_carries_configs_systemd_files_and_man_pages(wheel, tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for cfg in (ROOT / "config").glob("*.toml"):
-        assert f"daemon/data/config/{cfg.name}" in names
+    # the shipped examples exactly: an untracked config/*.toml is not picked up (issue 33)
+    configs = {n for n in names if n.startswith("daemon/data/config/")}
+    assert configs == {f"daemon/data/config/{n}.toml" for n in shipped.EXAMPLES}
+    # the hashed lock docs/operations.md installs from, beside the wheel's own files
+    lock = zipfile.ZipFile(wheel).read("daemon/data/requirements/table-pc.txt").decode()
+    assert lock == (ROOT / "requirements" / "table-pc.txt").read_text()
     for f in (ROOT / "systemd").iterdir():
         assert f"daemon/data/systemd/{f.name}" in names
     for name in install.MAN_PAGES:
@@ -91,6 +98,33 @@ def test_the_wheel_carries_configs_systemd_files_and_man_pages(wheel, tmp_path):
     # and tablectl man, run from the unpacked wheel, prints the page the wheel carries
     man = from_wheel("-m", "daemon.cli", "man")
     assert man == (site / "daemon/data/man/tablectl.1").read_text()
+
+
+def test_the_shipped_examples_are_the_tracked_configs():
+    """The fixed list is git's config/*.toml: a config added to the repository is shipped,
+    one lying untracked in a working tree is not."""
+    r = subprocess.run(
+        ["git", "ls-files", "config/*.toml"], cwd=ROOT, capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert sorted(Path(x).stem for x in r.stdout.split()) == sorted(shipped.EXAMPLES)
+
+
+def test_setup_example_lists_only_the_shipped_examples(tmp_path):
+    """`tabled-setup example` reads the fixed list, not a glob of the folder."""
+    folder = tmp_path / "config"
+    folder.mkdir()
+    for n in (*shipped.EXAMPLES, "my-untracked-copy"):
+        (folder / f"{n}.toml").write_text("")
+    code = (
+        "import sys; from pathlib import Path; from daemon import shipped, install;"
+        f"shipped.folder = lambda kind: Path({str(folder)!r});"
+        "sys.exit(install.main(['example']))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == sorted(shipped.EXAMPLES)
 
 
 def make_pc(tmp: Path) -> Path:

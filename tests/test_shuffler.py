@@ -416,3 +416,20 @@ async def test_sim_wire_faults_are_counted_and_the_link_goes_on() -> None:
         runner.send(start_shuffle())
         await inputs.until(lambda: bool(inputs.readings(ShuffleDone)))
         assert [r.command for r in inputs.readings(DeviceReply)] == ["version", "start-shuffle"]
+
+
+def test_a_technicians_commands_are_sent_by_name_and_text_is_refused():
+    """The framed protocol takes only its named commands (`tablectl device shuffler --list`):
+    a text line would be garbage to the machine, refused before it is journaled."""
+    from drivers.shuffler_ref import SELF_TEST, STATUS, VERSION, ShufflerRefDriver, start_shuffle
+
+    drv = ShufflerRefDriver(ShufflerRefDriver.Options())
+    sent = {n: drv.encode_command(text) for n, (text, _) in drv.named_commands.items()}
+    assert sent == {
+        "status": STATUS,
+        "version": VERSION,
+        "self-test": SELF_TEST,
+        "shuffle": start_shuffle(),
+    }
+    with pytest.raises(ValueError, match="takes self-test, shuffle, status, version"):
+        drv.encode_command("G;8")

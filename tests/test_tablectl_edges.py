@@ -124,7 +124,7 @@ def test_monitor_without_a_terminal_prints_one_line_per_event(tmp_path):
     try:
         d.start()
         r = subprocess.run(
-            tablectl_cmd("--config", str(cfg), "monitor", "--seconds", "2"),
+            tablectl_cmd("--config", str(cfg), "monitor", "--seconds", "2", "--history", "9999"),
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -287,3 +287,18 @@ def test_completion_and_man_page_come_from_the_parser():
     man = run_ctl("man")
     assert man.returncode == 0 and man.stdout.startswith(".TH")
     assert "tablectl recall" in man.stdout and "tablectl \\-t bac\\-07 status" in man.stdout
+
+
+def test_recall_json_on_an_empty_journal_is_an_empty_list(tmp_path):
+    """--json is kept with no games: ``[]``, not the sentence (issue 33)."""
+    from daemon.journal import Journal
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "state").mkdir()
+    Journal(tmp_path / "state" / "journal.sqlite", "it").close()
+    r = run_ctl("--config", str(cfg), "recall", "--last", "10", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == [], r.stdout
+    text = run_ctl("--config", str(cfg), "recall")
+    assert text.stdout == "no games in the journal yet\n"
+    v = run_ctl("--config", str(cfg), "--json", "verify")
+    assert json.loads(v.stdout)["ok"] is True and v.returncode == 0, v.stdout

@@ -9,6 +9,7 @@ as a technician would run it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from pathlib import Path
@@ -138,8 +139,34 @@ def test_without_a_game_the_secret_rows_are_said_to_be_unchecked(journal, tmp_pa
     cfg = tmp_path / "baccarat.toml"
     cfg.write_text(f'[table]\nid = "bj"\ngame = "baccarat"\nstate_dir = "{tmp_path}"\n')
     out = tablectl(cfg, "verify", str(path))
-    assert out.returncode == 0, out.stdout + out.stderr
+    # exit 1, not 0: a check that left rows unopened is not a clean bill (issue 33)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stdout.startswith("INCOMPLETE: ")
     assert "2 secret row(s) NOT checked (baccarat has no secret check: pass --game)" in out.stdout
+    j = json.loads(tablectl(cfg, "--json", "verify", str(path)).stdout)
+    assert j["ok"] is False and j["secret_rows"] == 2 and j["secrets_checked"] is False
+
+
+def test_a_journal_by_path_with_no_game_known_is_read_as_its_secret_game(journal):
+    """No --game, no config named: the one installed game with secret rows checks them, and
+    says so; a forged row then fails (it used to be skipped with exit 0)."""
+    path, seqs = journal
+    out = _verify(path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (
+        "2 secret row(s) open their commitments (game blackjack: the only installed game with secret rows)"
+        in out.stdout
+    )
+    j = json.loads(_verify(path, "--json").stdout)
+    assert j["ok"] is True and j["game"] == "blackjack" and j["secrets_checked"] is True
+    assert j["head_seq"] == j["events"] > 0 and len(j["head_hash"]) == 64
+    secret = _secret(path, seqs["in_play"])
+    forged = msgspec.json.encode({**secret, "card": "AS"})
+    _write(path, "UPDATE secrets SET body = ? WHERE seq = ?", forged, seqs["in_play"])
+    out = _verify(path)
+    assert out.returncode == 1 and out.stdout.startswith("FAILED:"), out.stdout
+    j = json.loads(_verify(path, "--json").stdout)
+    assert j["ok"] is False and "does not open the commitment" in j["failure"]
 
 
 def test_the_start_refuses_to_rebuild_a_hole_card_from_an_altered_row(journal):

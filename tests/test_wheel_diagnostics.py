@@ -80,3 +80,41 @@ def test_the_roulette_demo_has_a_technician_socket_for_wheel_commands(tmp_path):
     finally:
         d.stop()
         d.close()
+
+
+def test_wheel_selftest_exits_1_on_busy_and_0_only_on_a_clean_self_test(tmp_path):
+    """`*F BUSY` is no self-test: exit 1 saying why (issue 33: it exited 0), `*F 0` exit 0."""
+    cfg = roulette_config(tmp_path, roles=False)
+    d = Daemon(cfg)
+    seen: dict[str, int] = {}
+    try:
+        d.start()
+        for _ in range(20):  # the demo wheel is idle at start, then spins: both are met
+            r = tablectl(cfg, "--actor", "tech1", "--json", "wheel", "selftest", "--wait", "5")
+            texts = {x["text"] for x in json.loads(r.stdout)}
+            if "BUSY" in texts:
+                assert r.returncode == 1 and "no self-test ran" in r.stderr, r.stderr
+                seen["BUSY"] = r.returncode
+            elif texts == {"0"}:
+                assert r.returncode == 0, r.stderr
+                seen["0"] = r.returncode
+            if "BUSY" in seen:
+                break
+    finally:
+        d.stop()
+        d.close()
+    assert seen.get("BUSY") == 1, seen
+
+
+def test_self_test_verdicts():
+    from daemon.ctl.device import self_test_verdict
+
+    def rep(*texts: str) -> list[dict[str, str]]:
+        return [{"command": "*F", "text": t} for t in texts]
+
+    assert self_test_verdict(rep("0")) is None
+    assert "BUSY" in self_test_verdict(rep("BUSY"))
+    assert "BUSY" in self_test_verdict(rep("*F BUSY"))
+    assert "fault code(s) 11, 5" in self_test_verdict(rep("11", "5", "0"))
+    assert "fault code(s) 11 " in self_test_verdict(rep("11"))
+    assert "did not finish" in self_test_verdict([])

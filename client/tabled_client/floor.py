@@ -23,7 +23,7 @@ import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from tabled_client.chain import GENESIS, Chain
+from tabled_client.chain import GENESIS, Chain, ChainBroken
 from tabled_client.events import Event, decode
 
 STREAM = "TABLES"
@@ -130,14 +130,24 @@ class FloorFollower:
     def _check(self, table: str, journal_id: str, raw: bytes) -> bool:
         """True for the table's next event; False for one already held (a redelivery)."""
         chain = self.chains.get(table)
+        seq = msgspec.json.decode(raw)["seq"]
         if chain is None:
             if self.anchor == "first":
                 ev = decode(raw)
                 chain = Chain(table, journal_id=journal_id, seq=ev.seq - 1, hash=ev.prev)
+            elif seq != 1:
+                # a durable consumer resumed where an earlier run acked (issue 33: it said
+                # only "seq 247 after 0 (expected 1)", the second run of the docs' example)
+                raise ChainBroken(
+                    f"{table}: the durable consumer {self.durable!r} resumes at seq {seq}, and "
+                    f"this follower has no head to check it against (anchor='genesis' starts "
+                    f"at seq 1): pass heads= (FloorFollower.heads, kept with your own state "
+                    f"after each event) to resume the check, or anchor='first' to trust the "
+                    f"first event of each table; a new durable name reads from seq 1"
+                )
             else:
                 chain = Chain(table, journal_id=journal_id)
             self.chains[table] = chain
-        seq = msgspec.json.decode(raw)["seq"]
         if journal_id == chain.head.journal_id and seq <= chain.head.seq:
             return False
         chain.check(raw, journal_id=journal_id)
@@ -178,4 +188,4 @@ class FloorFollower:
                 self._unacked.pop(0)
 
 
-__all__ = ["GENESIS", "FloorEvent", "FloorFollower"]
+__all__ = ["GENESIS", "ChainBroken", "FloorEvent", "FloorFollower"]

@@ -44,9 +44,30 @@ def cmd_config_check(a: argparse.Namespace) -> int:
             )
         )
         s = load(path)
+        from daemon import host
+
+        if here := host.problems(s):  # what the daemon refuses at start on this PC
+            raise ConfigError(s.source, here)
     except ConfigError as e:
         print(f"{len(e.problems)} problem(s) in {e.path}:", file=sys.stderr)
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
     print_json(effective(s))
+    return EXIT_OK
+
+
+def cmd_complete(a: argparse.Namespace) -> int:
+    """Names for the shell's completion, one a line; nothing (never an error) when there
+    are none to give: a completion must not print into the command line being typed."""
+    from daemon import tables
+    from daemon.ctl import settings
+
+    try:
+        if a.kind == "tables":
+            names = [r["table"] for r in tables.tables()]
+        else:
+            names = [d.name for d in settings(a).config.devices]
+    except (ConfigError, OSError):
+        names = []
+    print("\n".join(names))
     return EXIT_OK

@@ -17,6 +17,7 @@ def _device_session(
     commands: list[str],
     wait: float,
     until: Any = None,
+    verdict: Any = None,
 ) -> int:
     """Send commands through the table (journaled), then show the device's replies from the bus."""
 
@@ -42,9 +43,14 @@ def _device_session(
                 break
         if a.json:
             print_json(replies)
-        elif not replies:
-            print(f"no reply from {device} within {wait:g} s", file=sys.stderr)
-        return EXIT_OK if replies else EXIT_ATTENTION
+        if not replies:
+            if not a.json:
+                print(f"no reply from {device} within {wait:g} s", file=sys.stderr)
+            return EXIT_ATTENTION
+        if verdict is not None and (bad := verdict(replies)):
+            print(f"tablectl: {bad}", file=sys.stderr)
+            return EXIT_ATTENTION
+        return EXIT_OK
     finally:
         f.close()
 
@@ -69,14 +75,75 @@ def cmd_device(a: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         a.device, a.command = shakers[0], ["shake"]
-    if not a.command:
-        print("tablectl device: give the command text after the device name", file=sys.stderr)
+    named = _named_commands(a)
+    if named is None:
         return EXIT_USAGE
-    return _device_session(a, a.device, [" ".join(a.command)], a.wait, lambda r: len(r) >= 1)
+    if a.list:
+        if a.json:
+            print_json({n: {"command": c, "help": h} for n, (c, h) in named.items()})
+        elif not named:
+            print(f"{a.device}: its driver names no commands; send the command text itself")
+        else:
+            wn = max(map(len, named))
+            wc = max(len(c) for c, _ in named.values())
+            for n, (c, h) in named.items():
+                print(f"{n:<{wn}}  {c:<{wc}}  {h}")
+        return EXIT_OK
+    if not a.command:
+        print(
+            "tablectl device: give a command after the device name "
+            f"(`tablectl device {a.device} --list` shows them by name)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    text = " ".join(a.command)
+    text = named[text][0] if text in named else text  # by name, as `upscmd ups NAME`
+    return _device_session(a, a.device, [text], a.wait, lambda r: len(r) >= 1)
+
+
+def _named_commands(a: argparse.Namespace) -> dict[str, tuple[str, str]] | None:
+    """The device's commands by name, from its driver (None: no such device, said why)."""
+    from drivers.base import driver_class
+
+    s = settings(a)
+    for d in s.config.devices:
+        if d.name == a.device:
+            return dict(getattr(driver_class(d.driver), "named_commands", {}))
+    names = ", ".join(d.name for d in s.config.devices) or "none"
+    print(f"tablectl device: this table has no device {a.device!r} ({names})", file=sys.stderr)
+    return None
 
 
 #: the tuning parameters a studio technician reads (tests/captures/cammegh-ss2/studio-settings-2025-11.log)
 WHEEL_SETTINGS = tuple("CDGHIJKMNPQRSTZ")
+
+
+def _self_test_code(reply: dict[str, Any]) -> str:
+    """``BUSY``, ``0`` or a fault code from one ``*F`` reply, however the text is prefixed."""
+    text = reply["text"].strip()
+    for prefix in ("*F ", "F "):
+        text = text.removeprefix(prefix)
+    return text.strip()
+
+
+def self_test_verdict(replies: list[dict[str, Any]]) -> str | None:
+    """Why a self-test needs attention (exit 1), or None when it ran and found nothing.
+
+    ``*F BUSY`` is no self-test at all: the wheel runs one only while idle (issue 33: it
+    exited 0), and a fault code is a fault found.
+    """
+    codes = [_self_test_code(r) for r in replies if r.get("command") == "*F"]
+    if "BUSY" in codes:
+        return (
+            "the wheel answered *F BUSY: no self-test ran (the wheel runs one only while idle, "
+            "state 6); run it again between games, with the wheel stopped"
+        )
+    faults = [c for c in codes if c not in ("0", "")]
+    if faults:
+        return f"the self-test found fault code(s) {', '.join(faults)} (docs/protocols/cammegh.md)"
+    if "0" not in codes:
+        return "the self-test did not finish (no *F 0 before the wait ended)"
+    return None
 
 
 def cmd_wheel(a: argparse.Namespace) -> int:
@@ -88,9 +155,9 @@ def cmd_wheel(a: argparse.Namespace) -> int:
     if a.action == "selftest":
         # idle only, up to 5 minutes (vendor): *F BUSY, then one *F per fault, *F 0 when none
         def done(replies: list[dict[str, Any]]) -> bool:
-            return any(r["text"].strip() in ("0", "F 0", "*F 0") for r in replies)
+            return any(_self_test_code(r) in ("0", "BUSY") for r in replies)
 
-        return _device_session(a, a.device, ["*F"], a.wait or 330.0, done)
+        return _device_session(a, a.device, ["*F"], a.wait or 330.0, done, self_test_verdict)
     if a.action == "settings":
         letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
         cmds = [f"*T {x}" for x in letters]

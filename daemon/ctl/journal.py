@@ -26,20 +26,52 @@ def _journal_path(a: argparse.Namespace) -> Path:
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
+    """Exit 0 only when everything the journal holds was checked: a secret row left
+    unopened (no game known, or a game without a check) is exit 1, said why (issue 33)."""
     from daemon.journal import verify_file
 
     path = _journal_path(a)
     if not path.exists():
+        if a.json:
+            print_json({"path": str(path), "ok": False, "failure": f"no journal at {path}"})
         print(f"no journal at {path}", file=sys.stderr)
         return EXIT_USAGE
     game, check = _secret_check(a)
+    how = None
     r = verify_file(path, proof_check=_proof_check(a), secrets=check, marks=_marks(a))
+    if r.secrets and not r.secrets_checked and game is None:
+        game, check = _only_secret_game()
+        if check is not None:  # the one installed game that journals secret rows
+            how = "the only installed game with secret rows"
+            r = verify_file(path, proof_check=_proof_check(a), secrets=check, marks=_marks(a))
+    unchecked = bool(r.secrets and not r.secrets_checked)
+    rc = EXIT_ATTENTION if r.failure is not None or unchecked else EXIT_OK
+    if a.json:
+        print_json(
+            {
+                "path": str(path),
+                "ok": rc == EXIT_OK,
+                "failure": r.failure,
+                "events": r.checked,
+                "head_seq": r.head_seq,
+                "head_hash": r.head_hash,
+                "snapshots": r.snapshots,
+                "unsealed_snapshots": r.unsealed,
+                "proofs": r.proofs,
+                "secret_rows": r.secrets,
+                "secrets_checked": r.secrets_checked,
+                "game": game,
+                "head_marks": r.marks,
+                "head_marks_unread": [str(x) for x in r.marks_unread],
+            }
+        )
+        return rc
     if r.failure is not None:
         print(f"FAILED: {r.failure}")
-        return EXIT_ATTENTION
+        return rc
     if not r.head_seq:
         print(f"ok: {path}: empty journal")
-        return EXIT_OK
+        return rc
     snaps = f"{r.snapshots} snapshot(s) proven by the chain"
     if r.unsealed:
         snaps += f", {r.unsealed} older unsealed one(s) not used"
@@ -47,6 +79,8 @@ def cmd_verify(a: argparse.Namespace) -> int:
         snaps += f", {r.proofs} stored proof(s) matching it"
     if r.secrets and r.secrets_checked:
         snaps += f", {r.secrets} secret row(s) open their commitments"
+        if how:
+            snaps += f" (game {game}: {how})"
     elif r.secrets:
         why = f"{game} has no secret check" if game else "no game known"
         snaps += f", {r.secrets} secret row(s) NOT checked ({why}: pass --game)"
@@ -56,10 +90,18 @@ def cmd_verify(a: argparse.Namespace) -> int:
         snaps += f", head mark {unread}: NOT checked"
     assert r.head_hash is not None
     print(
-        f"ok: {path}: {r.checked} events, chain intact, {snaps}, "
-        f"head seq {r.head_seq} hash {r.head_hash[:16]}…"
+        f"{'ok' if rc == EXIT_OK else 'INCOMPLETE'}: {path}: {r.checked} events, chain intact, "
+        f"{snaps}, head seq {r.head_seq} hash {r.head_hash[:16]}…"
     )
-    return EXIT_OK
+    return rc
+
+
+def _only_secret_game() -> tuple[str | None, Any]:
+    """The one installed game that journals secret rows and its check, else (None, None)."""
+    from daemon import games
+
+    found = [(n, c) for n, g in games.games().items() if (c := getattr(g, "check_secrets", None))]
+    return found[0] if len(found) == 1 else (None, None)
 
 
 def _marks(a: argparse.Namespace) -> list[Path] | None:
@@ -97,6 +139,8 @@ def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
     be read then only means the secrets stay unchecked, said so in the result.
     """
     name = getattr(a, "game", None)
+    if name is None and getattr(a, "journal", None) and not _config_named(a):
+        return None, None  # a file from anywhere: not the default config's game (issue 33)
     if name is None:
         try:
             name = settings(a).config.table.game
@@ -110,6 +154,13 @@ def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
 
         return name, no_secrets
     return name, check
+
+
+def _config_named(a: argparse.Namespace) -> bool:
+    """True when the user named a table or config (``--config``, ``-t``, ``$TABLED_CONFIG``)."""
+    import os
+
+    return bool(a.config or getattr(a, "table", None) or os.environ.get("TABLED_CONFIG"))
 
 
 def _describer(a: argparse.Namespace) -> Any:
@@ -157,6 +208,9 @@ def cmd_recall(a: argparse.Namespace) -> int:
             (*ends, a.last),
         ).fetchall()
     if not rows:
+        if a.json:  # --json is kept: an empty list, not a sentence (issue 33)
+            print_json([])
+            return EXIT_OK if not a.hand else EXIT_ATTENTION
         if not a.hand:
             print("no games in the journal yet")
             return EXIT_OK

@@ -17,13 +17,18 @@ def cmd_status(a: argparse.Namespace) -> int:
         or not st["journal_ok"]
         or any(d["health"] != "ok" for d in st["devices"])
     )
+    recent = recent_warnings(st["journal"], st["last_seq"])
     if a.json:
-        print_json(st)
+        print_json({**st, "recent_warnings": recent})
         return EXIT_ATTENTION if attention else EXIT_OK
     g = st.get("state", {})
     print(f"table {st['table']} ({st['game']})  tabled {st['version']}  up {st['uptime']:.0f} s")
+    fields, labels = _where(st["game"])
     where = ", ".join(
-        f"{k.replace('_', ' ')} {g[k]}" for k in _where(st["game"]) if g.get(k) is not None
+        f"{labels.get(k, k.replace('_', ' '))} {g[k]}"
+        + (f" ({g[k + '_name']})" if g.get(k + "_name") else "")  # wheel state 4 (no more bets)
+        for k in fields
+        if g.get(k) is not None
     )
     print(
         f"  game:    {g.get('text') or g.get('phase') or '-'}" + (f"  ({where})" if where else "")
@@ -44,17 +49,66 @@ def cmd_status(a: argparse.Namespace) -> int:
             print(f"        next: {al['action']}")
     else:
         print("  alarms:  none")
+    if isinstance(recent, str):
+        print(f"  recent:  {recent}")
+    elif recent:
+        print("  recent warnings:")  # as `systemctl status` ends with the last log lines
+        for w in recent:
+            print(f"    {w['time'][:19].replace('T', ' ')}  seq {w['seq']:<7} {w['text']}")
+    else:
+        print("  recent warnings: none")
     return EXIT_ATTENTION if attention else EXIT_OK
 
 
-def _where(game: str) -> tuple[str, ...]:
-    """The fields of the game's summary that say where it is, as its describer names them."""
+#: how far back (events) ``status`` looks for warnings: a primary-key range, never a scan
+RECENT_SPAN = 5000
+#: the events that are warnings to a technician (``journalctl -p warning`` has their lines)
+WARNINGS = ("alarm.raised", "alarm.repeated", "device.stale", "device.disconnected")
+
+
+def recent_warnings(journal: str, last_seq: int, n: int = 5) -> list[dict[str, Any]] | str:
+    """The last ``n`` warnings of the journal's last :data:`RECENT_SPAN` events: alarms,
+    devices lost, voids, an unclean start; a sentence instead when the journal cannot be
+    read here (it is the daemon's user's: a role socket's user reads the socket only)."""
+    import json
+    import sqlite3
+
+    from daemon.tools.describe import summary
+
+    try:
+        db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
+        try:
+            rows = db.execute(
+                "SELECT seq, type, body FROM events WHERE seq > ? ORDER BY seq DESC",
+                (last_seq - RECENT_SPAN,),
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        return f"the journal {journal} cannot be read here ({e}): `journalctl -p warning`"
+    out: list[dict[str, Any]] = []
+    for seq, type_, body in rows:
+        if not (type_ in WARNINGS or type_.endswith(".void") or type_ == "daemon.started"):
+            continue
+        ev = json.loads(body)
+        if type_ == "daemon.started" and ev["data"].get("clean", True):
+            continue
+        text = f"{type_} {summary(type_, ev['data'])}"
+        out.append({"seq": seq, "time": ev["time"], "type": type_, "text": text[:100]})
+        if len(out) == n:
+            break
+    return out[::-1]
+
+
+def _where(game: str) -> tuple[tuple[str, ...], Any]:
+    """The fields of the game's summary that say where it is and their labels, as its
+    describer names them."""
     from daemon import games
 
     cls = games.find(game)
     if cls is None:  # a daemon of a game this PC has not installed: its phase only
-        return ()
-    return cls.describe.where or cls.describe.key
+        return (), {}
+    return cls.describe.where or cls.describe.key, cls.describe.labels
 
 
 def _devices_table(devs: list[dict[str, Any]]) -> None:

@@ -54,6 +54,14 @@ class Describer:
     #: the fields of the game's summary ``tablectl status`` shows beside its phase, in this
     #: order (where the game is: ``shoe 2, hand 41, cards out 96``); empty: the :attr:`key`
     where: ClassVar[tuple[str, ...]] = ()
+    #: how ``tablectl status`` labels each :attr:`where` field (default: its name), so that
+    #: a game's counters read apart (roulette: the table's spins, the round due)
+    labels: ClassVar[Mapping[str, str]] = {}
+    #: the fields that name the game in play, for the monitor's header (default: the
+    #: :attr:`key`): roulette's next round is open while its key, the spin, is the last one
+    playing: ClassVar[tuple[str, ...]] = ()
+    #: what the "last results" board's cells are, after its title (``dealer's total``)
+    board_label: ClassVar[str] = ""
     #: the events that show in ``recall`` under a game, with the field that says why
     recalled: ClassVar[frozenset[str]] = frozenset(
         {"betting.opened", "betting.closed", "table.paused", "table.resumed"}
@@ -89,7 +97,8 @@ class Describer:
     def step(self, type_: str, d: Mapping[str, Any]) -> str | None:
         """A line under the head for an event inside the game, or None to leave it out."""
         if type_.startswith("alarm.") or type_ in self.recalled:
-            detail = d.get("message") or d.get("reason") or d.get("by") or ""
+            # who: a person (``by``), else the device that did it (a wheel opens its betting)
+            detail = d.get("message") or d.get("reason") or d.get("by") or d.get("device") or ""
             return f"{type_} {detail}"
         return None
 
@@ -109,6 +118,10 @@ class Describer:
             shown.setdefault(d["box"], []).append(d["card"])
             return True
         return False
+
+    def gauges(self, type_: str, d: Mapping[str, Any]) -> Mapping[str, str]:
+        """Labelled readings an event updates on the monitor (a wheel's state and rotor)."""
+        return {}
 
     def next(self, type_: str, d: Mapping[str, Any]) -> str | None:
         """What the table waits for now, if the event says (the monitor's "next:" line)."""

@@ -96,8 +96,14 @@ def run(a: argparse.Namespace) -> int:
     try:
         s = _settings(a)
     except ConfigError as e:
+        if getattr(a, "json", False):
+            _print_json([f"config: {e}"], [])
+            return 1
         print(f"PROBLEM config: {e}\n  fix: `tablectl config check {e.path}` lists every problem")
         return 1
+    from daemon import host
+
+    problems += host.problems(s)  # what the daemon refuses at start on this PC
     groups = _user_groups(a.user)
     if groups is None:
         notes.append(
@@ -152,6 +158,9 @@ def run(a: argparse.Namespace) -> int:
         )
     elif sync is None:
         notes.append("could not tell whether the clock is synchronised (no timedatectl)")
+    if getattr(a, "json", False):  # --json is kept: the same findings as one object
+        _print_json(problems, notes)
+        return 1 if problems else 0
     for n in notes:
         print(f"note     {n}")
     for p in problems:
@@ -170,6 +179,12 @@ def _went_backwards(s: Settings) -> list[str]:
         return []
     why = headmark.inspect(s.journal_path, head_marks(s))
     return [] if why is None else [why]
+
+
+def _print_json(problems: list[str], notes: list[str]) -> None:
+    from daemon.ctl import print_json
+
+    print_json({"ok": not problems, "problems": problems, "notes": notes})
 
 
 def _procs() -> Iterator[tuple[int, str]]:

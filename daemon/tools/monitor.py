@@ -25,6 +25,9 @@ from daemon.games.describe import Describer, Mark
 from daemon.subscriber import Follower, ReplayFailed
 from daemon.tools import roads_view
 
+#: events the screen reads back at start, for the scoreboards (``--history``)
+SCREEN_HISTORY = 3000
+
 
 class Model:
     """What the screen shows, folded from events and heartbeats.
@@ -39,6 +42,7 @@ class Model:
         self.last_seq = 0
         self.head = 0
         self.where: dict[str, Any] = {}
+        self.gauges: dict[str, str] = {}  # a wheel's state and rotor: ``Describer.gauges``
         self.phase = "-"
         self.cards: dict[str, list[str]] = {}
         self.next = ""  # what the table waits for, when the game says (``Describer.next``)
@@ -59,7 +63,8 @@ class Model:
         self.catching_up = max(0, self.head - ev.seq)
         d, t, game = ev.data, ev.type, self.describe
         self.counts[t] += 1
-        self.where.update({k: d[k] for k in game.key if d.get(k) is not None})
+        self.where.update({k: d[k] for k in game.playing or game.key if d.get(k) is not None})
+        self.gauges.update(game.gauges(t, d))
         if t in game.phases:
             self.phase = game.phases[t]
         if t in game.fresh_board:
@@ -102,9 +107,11 @@ class Model:
         return len(recent) / 10
 
 
-def last_results(marks: list[Mark], n: int = 24) -> Text:
-    """The latest results, newest first: the numbers board of a wheel, the totals of a shaker."""
+def last_results(marks: list[Mark], width: int = 78) -> Text:
+    """The latest results, newest first, as many as one line holds: a wheel's pockets, a
+    shaker's faces and totals."""
     out = Text()
+    n = max(1, width // (max((len(m.text) for m in marks[-24:]), default=2) + 1))
     for m in reversed(marks[-n:]):
         out.append(f"{m.text:>2} ", m.style)
     return out
@@ -124,6 +131,8 @@ def render(m: Model, now: float) -> Group:
     game.append(f" {where}  {m.phase}\n", "bold")
     for box, cards in m.cards.items():
         game.append(f" {box:<7} {' '.join(cards)}\n")
+    if m.gauges:
+        game.append(" " + "  ".join(f"{k}: {v}" for k, v in m.gauges.items()) + "\n")
     if m.next:
         game.append(f" next: {m.next}\n", "bold magenta")
     if m.last_result:
@@ -141,7 +150,10 @@ def render(m: Model, now: float) -> Group:
     else:
         drawn = {"last results": last_results}
         shown = [b for b in m.describe.boards if b in drawn]
-        boards.add_row(*(Text(f" {b}" if i == 0 else b, "bold") for i, b in enumerate(shown)))
+        label = f" ({m.describe.board_label})" if m.describe.board_label else ""
+        boards.add_row(
+            *(Text(f" {b}{label}" if i == 0 else b, "bold") for i, b in enumerate(shown))
+        )
         boards.add_row(*(drawn[b](m.marks) for b in shown))
     devs = Table(box=None, padding=(0, 1), show_edge=False)
     for col in ("device", "health", "frames", "malformed"):
@@ -171,7 +183,12 @@ def run(a: argparse.Namespace) -> int:
     try:
         ev_iter = follower.events(timeout=3.0, heartbeats=True)
         first = next(x for x in ev_iter if isinstance(x, dict))
-        follower.rewind(max(0, first["data"]["last_seq"] - a.history))
+        # the screen starts a little back, for this shoe's scoreboards; a pipe or --json
+        # starts at the head unless --history is given, as `journalctl -f` does (issue 33:
+        # a pipe first got 3,000 events of history)
+        stream = a.json or not sys.stdout.isatty()
+        history = a.history if a.history is not None else (0 if stream else SCREEN_HISTORY)
+        follower.rewind(max(0, first["data"]["last_seq"] - history))
     except StopIteration:
         print(f"no heartbeat from {s.config.bus.publish}: is tabled running?", file=sys.stderr)
         return 3

@@ -25,6 +25,20 @@ from typing import Any
 ROLES = ("viewer", "dealer", "supervisor", "technician")
 
 
+def names(kind: str) -> dict[str, Any]:
+    """A shell completion of this PC's tables or the table's devices, for an argument's
+    ``complete`` (what ``shtab.cmd("tablectl complete KIND")`` gives, without importing
+    shtab to build a parser): the shell asks tablectl for the names as it completes."""
+    command = f"tablectl complete {kind} 2>/dev/null"
+    fn = f"_tablectl_complete_{kind}"
+    return {
+        "bash": fn,
+        "zsh": f"($({command}))",
+        "tcsh": f"`{command}`",
+        "preamble": {"bash": f'{fn}() {{\n  compgen -W "$({command})" -- $1\n}}\n'},
+    }
+
+
 def _impl(target: str) -> Callable[[argparse.Namespace], int]:
     """The command ``module:function``, imported when it runs, not when the parser is built."""
     module, _, name = target.partition(":")
@@ -96,6 +110,68 @@ def _journal(sub: Any) -> None:
     r.set_defaults(func=_impl("daemon.ctl.journal:cmd_recall"))
 
 
+def _time(text: str) -> str:
+    """A ``--since``/``--until`` time, parsed when given (``daemon/ctl/events.py``)."""
+    from daemon.ctl.events import parse_time
+
+    try:
+        return parse_time(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _events(sub: Any) -> None:
+    p = sub.add_parser(
+        "events",
+        help="query the journal by time, type and game, and follow it live (-f)",
+        description="The journal's events, oldest first, as journalctl shows a log: "
+        "the filters combine (all must match); -f then follows the live table.",
+        epilog="example: tablectl events --since '10m ago' --type 'alarm.*' -f",
+    )
+    p.add_argument(
+        "--since",
+        type=_time,
+        help="from this time on: ISO 8601, 10:00, today, '10 min ago' (or --since=-10m)",
+    )
+    p.add_argument("--until", type=_time, help="up to this time")
+    p.add_argument(
+        "--type",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="an event type, or a pattern such as 'alarm.*'; repeatable (any of them)",
+    )
+    p.add_argument(
+        "--round",
+        dest="round_ref",
+        type=_game_ref,
+        metavar="REF",
+        help="one game's events: SHOE:HAND (card games) or a spin/round number",
+    )
+    p.add_argument(
+        "-n", "--lines", type=int, default=None, help="only the last N that match (default: all)"
+    )
+    p.add_argument(
+        "-f", "--follow", action="store_true", help="then follow the live table (Ctrl-C ends)"
+    )
+    p.add_argument("--seconds", type=float, default=None, help="with -f: stop after this long")
+    p.add_argument("--game", help="the game the journal is of (default: the config's)")
+    p.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    p.set_defaults(func=_impl("daemon.ctl.events:cmd_events"))
+
+
+def _get(sub: Any) -> None:
+    p = sub.add_parser(
+        "get",
+        help="one value of the running table for scripts (no KEY: every key and its value)",
+        epilog="example: tablectl get device.shoe.health",
+    )
+    p.add_argument(
+        "key", nargs="?", help="journal.seq, device.NAME.health, game.hand, alarms.count, …"
+    )
+    p.set_defaults(func=_impl("daemon.ctl.get:cmd_get"))
+
+
 def _status(sub: Any) -> None:
     sub.add_parser("status", help="table, game, journal, devices and alarms").set_defaults(
         func=_impl("daemon.ctl.status:cmd_status")
@@ -115,16 +191,28 @@ def _replay(sub: Any) -> None:
 
 def _trace(sub: Any) -> None:
     p = sub.add_parser("trace", help="a device's raw frames, live (--save writes a capture)")
-    p.add_argument("device", help="the device's name in the config (shoe, wheel, …)")
+    dev = p.add_argument("device", help="the device's name in the config (shoe, wheel, …)")
+    dev.complete = names("devices")  # type: ignore[attr-defined]
     p.add_argument("--save", metavar="FILE", help="also write the trace as a capture file")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long")
     p.add_argument("--frames", type=int, default=None, help="stop after this many frames")
+    p.add_argument(
+        "--raw",
+        action="store_true",
+        help="bytes only: do not decode each frame with the device's driver",
+    )
     p.set_defaults(func=_traced)
 
 
 def _monitor(sub: Any) -> None:
     p = sub.add_parser("monitor", help="live view of the table (--json: the raw events)")
-    p.add_argument("--history", type=int, default=3000, help="events to read back at start")
+    p.add_argument(
+        "--history",
+        type=int,
+        default=None,
+        help="events to read back at start (default: 3000 on a terminal, for the scoreboards; "
+        "none into a pipe or with --json)",
+    )
     p.add_argument("--seconds", type=float, default=None, help="stop after this long")
     p.set_defaults(func=_impl("daemon.tools.monitor:run"))
 
@@ -222,8 +310,20 @@ def _device(sub: Any) -> None:
         help="send a command to a device (technician; journaled first); "
         "`device shake`: shake the table's dice shaker",
     )
-    dv.add_argument("device", help="the device's name, or `shake` for the table's dice shaker")
-    dv.add_argument("command", nargs="*", help="the command text, e.g. *V or '*T D', or shake")
+    dv.add_argument(
+        "device", help="the device's name, or `shake` for the table's dice shaker"
+    ).complete = names("devices")  # type: ignore[attr-defined]
+    dv.add_argument(
+        "command",
+        nargs="*",
+        help="a command by name (--list shows them: version, status, …) or its text, e.g. '*T D'",
+    )
+    dv.add_argument(
+        "-l",
+        "--list",
+        action="store_true",
+        help="the device's commands by name, and what each does",
+    )
     dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
     dv.set_defaults(func=_impl("daemon.ctl.device:cmd_device"))
 
@@ -232,9 +332,21 @@ def _device(sub: Any) -> None:
     wh.add_argument(
         "args", nargs="*", help="settings: parameter letters; log, reconcile: page numbers"
     )
-    wh.add_argument("--device", default="wheel", help="the wheel's device name (default wheel)")
+    wh.add_argument(
+        "--device", default="wheel", help="the wheel's device name (default wheel)"
+    ).complete = names("devices")  # type: ignore[attr-defined]
     wh.add_argument("--wait", type=float, default=None, help="seconds to wait for the replies")
     wh.set_defaults(func=_impl("daemon.ctl.device:cmd_wheel"))
+
+
+def _complete(sub: Any) -> None:
+    p = sub.add_parser(
+        "complete",
+        help="names for shell completion: this PC's tables, or the table's devices",
+        epilog="example: tablectl -t bac-07 complete devices",
+    )
+    p.add_argument("kind", choices=["tables", "devices"], help="which names, one a line")
+    p.set_defaults(func=_impl("daemon.ctl.config:cmd_complete"))
 
 
 def _alarm(sub: Any) -> None:
@@ -247,7 +359,14 @@ def _alarm(sub: Any) -> None:
 
 #: the built-in commands in the order ``tablectl --help`` lists them; the games' commands
 #: come between the two (``daemon/cli.py``)
-BEFORE_GAMES: tuple[Callable[[Any], None], ...] = (_config, _journal, _status, _replay)
+BEFORE_GAMES: tuple[Callable[[Any], None], ...] = (
+    _config,
+    _journal,
+    _events,
+    _status,
+    _get,
+    _replay,
+)
 AFTER_GAMES: tuple[Callable[[Any], None], ...] = (
     _trace,
     _monitor,
@@ -258,4 +377,5 @@ AFTER_GAMES: tuple[Callable[[Any], None], ...] = (
     _keys,
     _device,
     _alarm,
+    _complete,
 )

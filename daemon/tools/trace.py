@@ -41,6 +41,43 @@ def _header(info: dict[str, Any]) -> list[str]:
     return lines
 
 
+class Decoder:
+    """The device's frames read as the daemon reads them, beside the bytes (as gpsmon and
+    ``tablectl probe`` show them): a protocol of the device's own driver and options, fed
+    what the trace shows; the daemon's own protocol is not touched."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        import msgspec
+
+        from drivers.base import driver_class
+
+        cls = driver_class(info["driver"])
+        options = {k: v for k, v in info.get("options", {}).items() if v is not None}
+        self.proto = cls(msgspec.convert(options, cls.Options)).protocol()
+
+    def rx(self, data: bytes, now: float) -> list[dict[str, Any]]:
+        """Each reading the bytes complete: its kind and fields (the frame left out)."""
+        import msgspec
+
+        out = []
+        for r in self.proto.feed(data, now):
+            body = {k: v for k, v in msgspec.to_builtins(r).items() if k != "frame"}
+            out.append({"reading": type(r).__name__, **body})
+        return out
+
+    def tx(self, data: bytes, now: float) -> None:
+        self.proto.sent(data, now)  # so that replies are matched to their commands
+
+
+def _decoder(info: dict[str, Any]) -> Decoder | None:
+    """A decoder for the trace, or None (said on stderr) when this tablectl cannot build one."""
+    try:
+        return Decoder(info)
+    except Exception as e:  # a driver not installed here, options it refuses: bytes only
+        print(f"# frames not decoded: {type(e).__name__}: {e}", file=sys.stderr)
+        return None
+
+
 def _cmd_line(rec: dict[str, Any]) -> str:
     args = " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in sorted(rec["args"].items()))
     who = f"actor={rec['actor']} role={rec['role']} source={rec['source']}"
@@ -73,6 +110,7 @@ def run(a: argparse.Namespace, call: Any) -> int:
         sub.close()
         ctx.term()
         return int(rc)
+    decoder = None if getattr(a, "raw", False) else _decoder(info)
     out: TextIO | None = open(a.save, "w", encoding="utf-8") if a.save else None
     if out is not None:
         out.write("\n".join(_header(info)) + "\n")
@@ -102,10 +140,23 @@ def run(a: argparse.Namespace, call: Any) -> int:
                     continue
                 data = bytes.fromhex(rec["hex"])
                 frames += 1
+                decoded: list[dict[str, Any]] = []
+                if decoder is not None:
+                    if kind == "tx":
+                        decoder.tx(data, time.monotonic())
+                    else:
+                        decoded = decoder.rx(data, time.monotonic())
                 if a.json:
-                    print(json.dumps(rec), flush=True)
+                    print(json.dumps({**rec, "decoded": decoded} if decoder else rec), flush=True)
                 else:
                     print(f"{rec['time']} {kind} {data.hex(' '):<48} {escape(data)}", flush=True)
+                    for r in decoded:
+                        fields = {
+                            k: v
+                            for k, v in r.items()
+                            if k not in ("reading", "kind") and v is not None
+                        }
+                        print(f"{'':>24} = {r['reading']} {json.dumps(fields)}", flush=True)
                 if out is not None:
                     out.write(f"{rec['time']} {kind} {escape(data)}\n")
                 if a.frames is not None and frames >= a.frames:

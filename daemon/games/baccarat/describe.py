@@ -46,7 +46,10 @@ class BaccaratDescriber(ShoeDescriber):
         return text + ("  [" + ", ".join(flags) + "]" if flags else "")
 
     def row(self, d: Mapping[str, Any]) -> str:
-        return f"hand {d['hand']}: {d['winner'].upper()}  {d['player_total']}–{d['banker_total']}"
+        return (
+            f"hand {d['hand']}: {d['winner'].upper()}  "
+            f"player {d['player_total']} – banker {d['banker_total']}"
+        )
 
     def mark(self, d: Mapping[str, Any]) -> Mark | None:
         return BEADS.get(d["winner"])

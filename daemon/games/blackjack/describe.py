@@ -32,6 +32,7 @@ def _box_line(b: Mapping[str, Any]) -> str:
 
 class BlackjackDescriber(ShoeDescriber):
     boards: ClassVar[tuple[str, ...]] = ("last results",)
+    board_label: ClassVar[str] = "dealer's total, newest first; BJ blackjack, xx bust"
     phases: ClassVar[Mapping[str, str]] = {
         **ShoeDescriber.phases,
         "dealer.hole_card": "dealer's turn",

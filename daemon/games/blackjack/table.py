@@ -61,6 +61,9 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
     #: ``tablectl verify`` and the start: the hole cards' secret rows against their commitments
     check_secrets = staticmethod(check_secrets)
     commands: ClassVar[dict[str, CommandSpec]] = COMMANDS
+    system_failure_rule: ClassVar[str] = (
+        "seed 003 part III §2.1.5: a system failure voids the round in play"
+    )
 
     def __init__(self, rules: ShoeRules) -> None:
         super().__init__(rules)

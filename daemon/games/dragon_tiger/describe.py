@@ -45,7 +45,7 @@ class DragonTigerDescriber(ShoeDescriber):
         )
 
     def row(self, d: Mapping[str, Any]) -> str:
-        return f"hand {d['hand']}: {d['winner'].upper()}  {d['dragon']}–{d['tiger']}"
+        return f"hand {d['hand']}: {d['winner'].upper()}  dragon {d['dragon']} – tiger {d['tiger']}"
 
     def mark(self, d: Mapping[str, Any]) -> Mark | None:
         return BEADS.get(d["winner"])

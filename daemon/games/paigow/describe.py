@@ -38,6 +38,7 @@ class PaiGowDescriber(Describer):
     voids: ClassVar[frozenset[str]] = frozenset({"round.void"})
     key: ClassVar[tuple[str, ...]] = ("round",)
     boards: ClassVar[tuple[str, ...]] = ("last results",)
+    board_label: ClassVar[str] = "positions that beat the banker, newest first"
     routine: ClassVar[frozenset[str]] = Describer.routine | {"tile.dealt", "tile.held"}
     phases: ClassVar[Mapping[str, str]] = {
         **Describer.phases,

@@ -17,6 +17,29 @@ class RouletteDescriber(Describer):
     boards: ClassVar[tuple[str, ...]] = ("last results",)
     routine: ClassVar[frozenset[str]] = Describer.routine | {"wheel.state", "wheel.flags"}
     where: ClassVar[tuple[str, ...]] = ("spin", "round", "wheel_state")
+    labels: ClassVar[Mapping[str, str]] = {
+        "spin": "spins so far",
+        "round": "round due",
+        "wheel_state": "wheel state",
+    }
+    playing: ClassVar[tuple[str, ...]] = ("round",)
+    board_label: ClassVar[str] = "winning pockets, newest first"
+    #: the wheel's state each event means, in either model's words (``wheel.state`` names its own)
+    STATE_OF: ClassVar[Mapping[str, str]] = {
+        "betting.opened": "place your bets",
+        "spin.started": "ball in rim",
+        "betting.closed": "no more bets",
+        "spin.result": "winning number",
+    }
+
+    def gauges(self, type_: str, d: Mapping[str, Any]) -> Mapping[str, str]:
+        out: dict[str, str] = {}
+        name = d.get("name") if type_ == "wheel.state" else self.STATE_OF.get(type_)
+        if d.get("wheel_state") is not None and name:
+            out["wheel"] = f"{d['wheel_state']} {name}"
+        if d.get("rotor_rpm") is not None:
+            out["rotor"] = f"{d.get('rotor_direction')} {d['rotor_rpm']} rpm"
+        return out
 
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         if type_ == "spin.result":

@@ -19,6 +19,7 @@ class SicBoDescriber(Describer):
     voids: ClassVar[frozenset[str]] = frozenset({"round.void"})
     key: ClassVar[tuple[str, ...]] = ("round",)
     boards: ClassVar[tuple[str, ...]] = ("last results",)
+    board_label: ClassVar[str] = "faces=total, newest first; red big, blue small, green triple"
     routine: ClassVar[frozenset[str]] = Describer.routine | {"dice.shaking"}
     recalled: ClassVar[frozenset[str]] = Describer.recalled | {"dice.reshake", "dice.rejected"}
 
@@ -38,4 +39,4 @@ class SicBoDescriber(Describer):
         return f"round {d['round']}: {_throw(d)}"
 
     def mark(self, d: Mapping[str, Any]) -> Mark | None:
-        return Mark(str(d["total"]), STYLE.get(d.get("size"), ""))
+        return Mark(f"{''.join(map(str, d['faces']))}={d['total']}", STYLE.get(d.get("size"), ""))

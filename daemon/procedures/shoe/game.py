@@ -46,6 +46,8 @@ class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors):
     hand_rules: ClassVar[HandRules]
     describe: ClassVar[Describer] = ShoeDescriber()
     commands: ClassVar[dict[str, CommandSpec]] = COMMANDS
+    #: the rule a system-failure void cites: the game's own section of the seed
+    system_failure_rule: ClassVar[str] = "seed 003 §2.1.8: a system failure voids the hand in play"
 
     def __init__(self, rules: ShoeRules) -> None:
         self.rules = rules
@@ -118,7 +120,7 @@ class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors):
                 d,
                 reason="system-failure",
                 by="table",
-                rule="seed 003 §2.1.8: a system failure voids the hand in play",
+                rule=self.system_failure_rule,
             )
 
     def apply(self, s: ShoeState, type_: str, data: dict[str, Any]) -> ShoeState:

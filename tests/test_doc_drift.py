@@ -1,0 +1,171 @@
+"""Docs that cannot drift (issue 33), both ways:
+
+* every ``tablectl`` command (the games' too), every installed game, is named in the docs;
+* every ``tablectl`` command a doc shows (``tablectl [global options] COMMAND``) exists;
+* every event type a heading of ``docs/events.md`` names is one the code or a capture emits;
+* every key a table row of ``docs/config.md`` gives exists in its section's structs;
+* every repository file a code span names, in any doc, the READMEs too, exists.
+
+``tests/test_docs.py`` holds the other direction for event types, alarm kinds and config
+keys (each that exists is documented). Each check here is shown able to fail.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+from test_docs import config_sections, emitted_types, sections
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", ROOT / "client" / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+#: tablectl's global options that take a value (``daemon/cli.py``)
+VALUED = {"-t", "--table", "--config", "--timeout", "--actor", "--role", "--key"}
+
+
+def _text() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in DOCS)
+
+
+def commands() -> list[str]:
+    from daemon.cli import parser
+    from daemon.tools.shell import subcommands
+
+    return [path for path, _ in subcommands(parser())]
+
+
+def named(path: str, text: str) -> bool:
+    """A command is named by ``tablectl … PATH`` or a code span of its own."""
+    return (
+        f"`{path}`" in text
+        or re.search(rf"tablectl(?: (?:-\S+(?: [^-\s`]\S*)?))* {re.escape(path)}\b", text)
+        is not None
+    )
+
+
+def test_every_tablectl_command_is_named_in_a_doc():
+    text = _text()
+    missing = [p for p in commands() if not named(p, text)]
+    assert not missing, f"tablectl commands no doc names: {', '.join(missing)}"
+
+
+def shown_commands(text: str) -> list[str]:
+    """The command word of each ``tablectl …`` a doc shows in a code span or a session."""
+    out = []
+    for m in re.finditer(r"(?:^\$ |`)tablectl((?: [^\s`]+)+)", text, re.M):
+        words = m.group(1).split()
+        i = 0
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in VALUED else 1
+        if i < len(words) and re.fullmatch(r"[a-z][a-z-]*", words[i]):
+            out.append(words[i])
+    return out
+
+
+def test_every_tablectl_command_a_doc_shows_exists():
+    known = {p.split()[0] for p in commands()}
+    bad = {}
+    for doc in DOCS:
+        for word in shown_commands(doc.read_text(encoding="utf-8")):
+            if word not in known:
+                bad.setdefault(word, doc.relative_to(ROOT).as_posix())
+    assert not bad, f"docs show tablectl commands that do not exist: {bad}"
+
+
+def test_the_command_checks_can_fail():
+    assert shown_commands("run `tablectl --role dealer betting close`") == ["betting"]
+    assert shown_commands("$ tablectl -t bac-07 frobnicate\n") == ["frobnicate"]
+    assert not named("frobnicate", "tablectl status and `events`")
+    assert named("events", "see `tablectl --json events -f`")
+
+
+def test_every_game_is_named_where_games_are_listed():
+    from daemon import games
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").lower()
+    config = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    row = next(x for x in config.splitlines() if x.startswith("| `game` "))
+    events_md = (ROOT / "docs" / "events.md").read_text(encoding="utf-8").lower()
+    for name in games.names():
+        assert f"`{name}`" in row, f"docs/config.md's table.game row does not name {name}"
+        shown = name.replace("-", " ").replace("paigow", "pai gow").replace("sicbo", "sic bo")
+        assert shown in readme, f"README.md's list of games does not name {name}"
+        assert shown in events_md, f"docs/events.md does not name {name}"
+
+
+def test_every_event_type_a_heading_names_exists():
+    from tabled_client.events import EVENTS
+
+    text = (ROOT / "docs" / "events.md").read_text(encoding="utf-8")
+    heads = re.findall(r"^#+ `([a-z_]+\.[a-z_.]+)`", text, re.M)
+    assert len(heads) > 40
+    real = set(emitted_types()) | set(EVENTS)
+    ghosts = sorted(set(heads) - real)
+    assert not ghosts, f"docs/events.md documents event types nothing emits: {ghosts}"
+
+
+#: a row of a keys table: ``| `key` | …``
+ROW = re.compile(r"^\| `([a-z_][a-z0-9_]*)` \|", re.M)
+
+
+def documented_keys() -> dict[str, set[str]]:
+    """Section title → the keys its tables give (the rows' first code span)."""
+    text = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    out: dict[str, set[str]] = {}
+    for _, title, body in sections(text):
+        own = re.split(r"^#+ ", body, maxsplit=1, flags=re.M)[0]  # not its subsections
+        out.setdefault(title.replace("`", ""), set()).update(ROW.findall(own))
+    return out
+
+
+def test_every_key_a_config_table_gives_exists():
+    fields: dict[str, set[str]] = {}
+    for title, struct in config_sections():
+        fields.setdefault(title, set()).update(
+            f.encode_name for f in msgspec.structs.fields(struct)
+        )
+    ghosts = {
+        title: sorted(keys - fields[title])
+        for title, keys in documented_keys().items()
+        if title in fields and keys - fields[title]
+    }
+    assert not ghosts, f"docs/config.md documents keys that do not exist: {ghosts}"
+
+
+#: a repository file in a code span: `daemon/host.py`, `client/README.md`, `bench/…`
+SPAN_PATH = re.compile(
+    r"`((?:docs|daemon|drivers|tests|config|systemd|fuzz|bench|bridge|client|requirements)"
+    r"/[\w./-]+\.(?:md|py|toml|log|jsonl|txt|json|service|rules|conf))`"
+)
+
+
+#: files a doc names that a run makes, not the repository: each with what makes it
+MADE = {
+    "bench/results/latest.json": "make bench",
+    "bench/results/floor-latest.json": "make floor",
+    "daemon/data/requirements/table-pc.txt": "the wheel (setup.py)",
+}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_file_a_doc_names_exists(doc):
+    text = doc.read_text(encoding="utf-8")
+    missing = sorted(
+        {p for p in SPAN_PATH.findall(text) if not (ROOT / p).exists() and p not in MADE}
+    )
+    assert not missing, f"{doc.relative_to(ROOT)} names missing files: {', '.join(missing)}"
+
+
+def test_the_file_check_can_fail():
+    assert SPAN_PATH.findall("see `daemon/nope.py` and `client/README.md`") == [
+        "daemon/nope.py",
+        "client/README.md",
+    ]
+
+
+def test_the_event_and_key_checks_can_fail():
+    assert ROW.findall("| `nope_key` | boolean | false | x |\n| not a row |") == ["nope_key"]
+    assert "card.nope" not in set(emitted_types())
+    assert re.findall(r"^#+ `([a-z_]+\.[a-z_.]+)`", "### `card.nope`\n", re.M) == ["card.nope"]
