@@ -169,3 +169,21 @@ def test_the_event_and_key_checks_can_fail():
     assert ROW.findall("| `nope_key` | boolean | false | x |\n| not a row |") == ["nope_key"]
     assert "card.nope" not in set(emitted_types())
     assert re.findall(r"^#+ `([a-z_]+\.[a-z_.]+)`", "### `card.nope`\n", re.M) == ["card.nope"]
+
+
+#: a key named with its section in a code span anywhere: `[game] decks`, `[bus] sndhwm = 1000`
+SECTION_KEY = re.compile(r"`\[([a-z_]+)\] ([a-z_]+)")
+
+
+def test_every_section_key_a_doc_names_exists():
+    fields: dict[str, set[str]] = {}
+    for title, struct in config_sections():
+        name = title.strip("[]")
+        fields.setdefault(name, set()).update(f.encode_name for f in msgspec.structs.fields(struct))
+    ghosts = set()
+    for doc in DOCS:
+        for section, key in SECTION_KEY.findall(doc.read_text(encoding="utf-8")):
+            if section in fields and key not in fields[section]:
+                ghosts.add(f"{doc.relative_to(ROOT)}: [{section}] {key}")
+    assert not ghosts, f"docs name config keys that do not exist: {sorted(ghosts)}"
+    assert SECTION_KEY.findall("`[game] nope_key = 1`") == [("game", "nope_key")]
