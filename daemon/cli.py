@@ -156,7 +156,11 @@ def light_parser() -> argparse.ArgumentParser:
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The errors that end in one line and exit 2: a module never imported raised none."""
     errors: list[type[BaseException]] = [ValueError, OSError]
-    for module, name in (("drivers.base", "DriverError"), ("daemon.capture", "CaptureError")):
+    for module, name in (
+        ("drivers.base", "DriverError"),
+        ("daemon.capture", "CaptureError"),
+        ("sqlite3", "Error"),  # a journal path that is not one: recall, events
+    ):
         if module in sys.modules:
             errors.append(getattr(sys.modules[module], name))
     return tuple(errors)

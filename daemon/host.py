@@ -56,9 +56,9 @@ def key_problem(settings: Settings) -> str | None:
     sec = settings.config.security
     if sec.server_key is None and sec.checkpoint_key is None:
         return None
-    from daemon.security import Security, SecurityError
-
     from structlog.testing import capture_logs
+
+    from daemon.security import Security, SecurityError
 
     try:
         with capture_logs():  # its warnings are the daemon's to log, not this check's output

@@ -169,3 +169,58 @@ def test_the_event_and_key_checks_can_fail():
     assert ROW.findall("| `nope_key` | boolean | false | x |\n| not a row |") == ["nope_key"]
     assert "card.nope" not in set(emitted_types())
     assert re.findall(r"^#+ `([a-z_]+\.[a-z_.]+)`", "### `card.nope`\n", re.M) == ["card.nope"]
+
+
+#: a key named with its section in a code span anywhere: `[game] decks`, `[bus] sndhwm = 1000`
+SECTION_KEY = re.compile(r"`\[([a-z_]+)\] ([a-z_]+)")
+
+
+def test_every_section_key_a_doc_names_exists():
+    fields: dict[str, set[str]] = {}
+    for title, struct in config_sections():
+        name = title.strip("[]")
+        fields.setdefault(name, set()).update(f.encode_name for f in msgspec.structs.fields(struct))
+    ghosts = set()
+    for doc in DOCS:
+        for section, key in SECTION_KEY.findall(doc.read_text(encoding="utf-8")):
+            if section in fields and key not in fields[section]:
+                ghosts.add(f"{doc.relative_to(ROOT)}: [{section}] {key}")
+    assert not ghosts, f"docs name config keys that do not exist: {sorted(ghosts)}"
+    assert SECTION_KEY.findall("`[game] nope_key = 1`") == [("game", "nope_key")]
+
+
+#: names in code spans that look like event types and are something else, each with what it is
+NOT_EVENTS = {
+    "journal.state": "a bus frame, not journaled (docs/events.md, Journal state)",
+    "journal.recovered": "the pipeline's own notice that a failing journal works again",
+    "journal.seq": "a `tablectl get` key",
+    "journal.ok": "a `tablectl get` key",
+    "journal.last_seq": "a key of an earlier status answer (docs/performance-history.md)",
+    "journal.last_hash": "the same",
+    "table.state_dir": "a config key, [table] state_dir",
+    "table.json": "a file name",
+}
+
+
+def test_every_event_type_a_doc_names_in_a_code_span_exists():
+    """`card.dealt`-like names in any doc: an event type, else a command, a module, a file,
+    or one of NOT_EVENTS; a type renamed or removed leaves no doc naming the old one."""
+    from tabled_client.events import EVENTS
+
+    real = set(emitted_types()) | set(EVENTS)
+    prefixes = {t.split(".")[0] for t in real}
+    commands = set()
+    for py in (ROOT / "daemon").rglob("*.py"):
+        commands |= set(re.findall(r'"([a-z_]+\.[a-z_]+)": spec\(', py.read_text()))
+    ghosts = set()
+    for doc in DOCS:
+        for name in re.findall(r"`([a-z_]+\.[a-z_]+)`", doc.read_text(encoding="utf-8")):
+            head, tail = name.split(".")
+            if head not in prefixes or name in real or name in commands or name in NOT_EVENTS:
+                continue
+            if tail in ("py", "md", "json", "toml") or (ROOT / head / f"{tail}.py").exists():
+                continue  # a file, or a module (`daemon.games`)
+            if (ROOT / head / tail).is_dir():
+                continue
+            ghosts.add(f"{doc.relative_to(ROOT)}: {name}")
+    assert not ghosts, f"docs name event types that do not exist: {sorted(ghosts)}"

@@ -95,3 +95,21 @@ def test_shell_completion_of_table_and_device_names(bash_completion):
     assert bash_completion("tablectl", "device", "", env=roulette) == ["wheel"]
     studio = {"TABLED_CONFIG": str(ROOT / "config" / "baccarat-studio.toml")}
     assert bash_completion("tablectl", "trace", "", env=studio) == ["panel", "scanner", "shuffler"]
+
+
+def test_events_on_a_file_that_is_not_a_journal_says_so(tmp_path):
+    cfg = write_config(tmp_path)
+    bad = tmp_path / "not-a-journal.sqlite"
+    bad.write_bytes(b"this is not SQLite" * 100)
+    r = tablectl(cfg, "events", str(bad))
+    assert r.returncode == 2 and "cannot read the journal" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+
+
+def test_recall_on_a_file_that_is_not_a_journal_is_one_line_not_a_bug(tmp_path):
+    cfg = write_config(tmp_path)
+    bad = tmp_path / "not-a-journal.sqlite"
+    bad.write_bytes(b"this is not SQLite" * 100)
+    r = tablectl(cfg, "recall", str(bad))
+    assert r.returncode == 2 and "not a database" in r.stderr, r.stderr
+    assert "internal error" not in r.stderr

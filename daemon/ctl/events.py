@@ -123,13 +123,21 @@ def cmd_events(a: argparse.Namespace) -> int:
         out = (raw or ev.canonical()) if a.json else describe(ev, game).encode()
         sys.stdout.buffer.write(out + b"\n")
 
-    db = connect(path, readonly=True)
+    import sqlite3
+
     try:
-        last = _from_journal(db, q, a.lines, show)
-        if last is None:
-            (last,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
-    finally:
-        db.close()
+        db = connect(path, readonly=True)
+        try:
+            last = _from_journal(db, q, a.lines, show) or 0
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        print(
+            f"tablectl events: cannot read the journal {path} ({e}): run it as a user who may "
+            "read it (the daemon's), or give a copy's path",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     sys.stdout.flush()
     if not a.follow:
         return EXIT_OK
