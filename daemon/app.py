@@ -38,7 +38,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon import history, logs, tables
+from daemon import config_audit, history, logs, sessions, tables
 from daemon.bus import Bus
 from daemon.config import (
     ConfigError,
@@ -234,7 +234,8 @@ class Daemon(Liveness):
                 "recovered_seq": self.journal.last_seq,
                 "pid": os.getpid(),
                 "boot": self.clock.boot(),
-            }
+            },
+            config_audit.audited(s),  # what changed since the last start: config.changed
         )
 
         self.device_set.start(cfg.devices, s.device_options, self._watch_device)
@@ -476,6 +477,7 @@ class Daemon(Liveness):
             "publish": self.s.config.bus.publish,
             "replay": self.s.config.bus.replay,
             "state": self.table.game.summary(g) if hasattr(self.table.game, "summary") else {},
+            "session": sessions.summary(st.session),  # the dealer on duty, open, limits
             "devices": [r.status() for r in self.devices.values()],
             "alarms": [
                 {
