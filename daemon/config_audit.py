@@ -77,6 +77,15 @@ def changed(
     return {"hash": h, "previous_hash": before_hash, "first": before is None, "changes": changes}
 
 
+def limits(changed: dict[str, Any], now: dict[str, Any]) -> dict[str, Any] | None:
+    """``table.limits``' data when a ``[limits]`` key changed: the config's limits now."""
+    if not any(c["key"].startswith("limits.") for c in changed["changes"]):
+        return None
+    out: dict[str, Any] = {k: now[f"limits.{k}"] for k in ("min", "max") if f"limits.{k}" in now}
+    spots = {k[len("limits.spots.") :]: v for k, v in now.items() if k.startswith("limits.spots.")}
+    return {**out, "spots": spots}
+
+
 def fold(before: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
     """The audited config after one ``config.changed`` (a key whose new value is null is gone)."""
     out = dict(before or {})

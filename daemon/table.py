@@ -644,6 +644,9 @@ class Table:
             changed = config_audit.changed(t.config, t.config_hash, config)
             if changed is not None:
                 d.add("config.changed", **changed)
+                limits = config_audit.limits(changed, config)
+                if limits is not None:  # the house's limits changed in the config
+                    d.add("table.limits", by="config", source="config", **limits)
         hook = getattr(self.game, "on_restart", None)
         if hook is not None and crashed:
             hook(d.state(), d)

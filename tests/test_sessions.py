@@ -210,3 +210,72 @@ def test_a_sign_in_outlives_a_restart_and_a_changed_game_rule_is_journaled(tmp_p
         {"key": "game.betting_seconds", "old": 0.05, "new": 0.07}
     ]
     assert changed[1]["data"]["previous_hash"] == changed[0]["data"]["hash"]
+
+
+def test_recall_and_the_monitor_show_the_dealer_on_duty(tmp_path):
+    from daemon.events import decode
+    from daemon.tools.monitor import Model, render
+
+    evs = TWO.read_text().splitlines()
+    cls = games.find("baccarat")
+    m = Model("cap", cls.describe)
+    for i, raw in enumerate(evs):
+        m.event(decode(raw.encode()), float(i))
+        if json.loads(raw)["type"] == "dealer.signed_in" and m.dealer == "D2":
+            break
+    assert m.dealer == "D2"
+    from rich.console import Console
+
+    con = Console(width=120, record=True)
+    con.print(render(m, float(len(evs))))
+    assert "dealer D2" in con.export_text()
+    path = tmp_path / "j.sqlite"
+    j = Journal(path, "cap")
+    for line in evs:
+        e = json.loads(line)
+        j.append([Batch([Draft(e["type"], e["data"])], e["time"], e["mono"])])
+    j.close()
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "daemon.cli",
+            "recall",
+            "--game",
+            "baccarat",
+            "--last",
+            "1",
+            str(path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].endswith("  dealer D2"), r.stdout
+
+
+def test_limits_in_the_config_are_journaled_when_they_change_and_bad_ones_are_refused(tmp_path):
+    from daemon.config import ConfigError, load
+
+    table = _table()
+    t = table.initial()
+    info = {"version": "x", "recovered_seq": 0, "pid": 1}
+    conf = {"table.game": "baccarat", "limits.min": 10, "limits.max": 500}
+    d = table.started(t, info, config=conf)
+    assert [x.type for x in d.drafts] == ["daemon.started", "config.changed", "table.limits"]
+    assert d.drafts[2].data == {
+        "by": "config",
+        "source": "config",
+        "min": 10,
+        "max": 500,
+        "spots": {},
+    }
+    for x in d.drafts:
+        t = table.apply(t, x.type, x.data)
+    assert t.session.limits == {"min": 10, "max": 500, "spots": {}}
+    assert [x.type for x in table.started(t, info, config=conf).drafts] == ["daemon.started"]
+    cfg = write_config(tmp_path, extra="[limits]\nmin = 500\nmax = 10\n")
+    with pytest.raises(ConfigError, match="min 500 is above max 10"):
+        load(cfg)
