@@ -113,6 +113,53 @@ def decide(t: TableState, c: Command, d: Decision) -> None:
             d.add("table.limits", by=c.actor, source="command", **limits)
 
 
+#: why a badge is taken as it is [ours]
+R_BADGE = (
+    "[ours] a badge read at the table signs its dealer in (relieving the dealer on duty), "
+    "or out when it is the dealer on duty's; what a reader cannot do is refused by an alarm"
+)
+
+
+def badge(t: TableState, device: str, code: str, d: Decision, alarm: Any) -> None:
+    """A staff badge read on ``device``: its dealer signs in, or out when on duty.
+
+    A reading cannot be answered like a command, so what cannot be done (a code that is
+    no dealer id, a closed table) raises a ``badge-refused`` alarm saying why (``alarm``:
+    ``daemon.table.raise_or_repeat``), for whoever watches the table.
+    """
+    s: Session = t.session
+    why = None
+    if not DEALER_ID.match(code):
+        why = f"badge code {code!r} read on {device} is not a dealer id"
+    elif s.open is False:
+        why = f"badge {code} read on {device}: the table is closed (tablectl table open)"
+    if why is not None:
+        alarm(
+            t,
+            d,
+            "badge-refused",
+            why,
+            rule=R_BADGE,
+            action="check the badge and the table (tablectl status), sign the dealer in with "
+            "tablectl dealer sign-in if needed, then clear the alarm",
+            severity="warning",
+            device=device,
+        )
+        return
+    if s.dealer == code:
+        d.add("dealer.signed_out", dealer=code, by=device, reason="badge", rounds=s.rounds)
+        return
+    if s.dealer is not None:
+        d.add(
+            "dealer.signed_out",
+            dealer=s.dealer,
+            by=device,
+            reason=f"relieved by {code}",
+            rounds=s.rounds,
+        )
+    d.add("dealer.signed_in", dealer=code, by=device, source="badge")
+
+
 def parse_limits(low: Any, high: Any, spots: Any) -> tuple[dict[str, Any], str | None]:
     """The limits a command or ``[limits]`` gives, or why they are not limits."""
     out: dict[str, Any] = {}

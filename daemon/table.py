@@ -30,7 +30,7 @@ from daemon import command_args, config_audit, sessions
 from daemon.events import SECRET, Draft, draft
 from daemon.games.describe import Describer
 from daemon.secrecy import opened, seal_drafts, unsealed
-from drivers.readings import DeviceReply, LineNoise, Reading
+from drivers.readings import BadgeRead, DeviceReply, LineNoise, Reading
 
 # -- inputs ------------------------------------------------------------------------
 
@@ -506,6 +506,9 @@ class Table:
             r = inp.reading
             if isinstance(r, LineNoise):
                 self._line_noise(t, inp.device, r, d)
+                return d
+            if isinstance(r, BadgeRead):  # a dealer's badge: every game's (daemon/sessions.py)
+                sessions.badge(t, inp.device, r.code, d, raise_or_repeat)
                 return d
             if isinstance(r, DeviceReply):
                 # A device's answer is the same for every game: journaled so a technician's

@@ -279,3 +279,51 @@ def test_limits_in_the_config_are_journaled_when_they_change_and_bad_ones_are_re
     cfg = write_config(tmp_path, extra="[limits]\nmin = 500\nmax = 10\n")
     with pytest.raises(ConfigError, match="min 500 is above max 10"):
         load(cfg)
+
+
+def _typed(code: str) -> list[bytes]:
+    """Boot keyboard reports typing ``code`` (upper-case letters and digits) then Enter."""
+    out = []
+    for ch in code:
+        usage = 0x04 + ord(ch) - ord("A") if ch.isalpha() else 0x1E + "1234567890".index(ch)
+        out += [bytes([0x02 if ch.isalpha() else 0, 0, usage, 0, 0, 0, 0, 0]), bytes(8)]
+    return [*out, bytes([0, 0, 0x28, 0, 0, 0, 0, 0]), bytes(8)]
+
+
+def test_a_badge_reader_signs_its_dealer_in_and_out_and_refuses_with_an_alarm():
+    from daemon.table import DeviceReading
+    from drivers.hid_scanner import HidKeyboardProtocol, HidScannerOptions
+    from drivers.readings import BadgeRead, CardDrawn
+
+    def read(reads: str, code: str):
+        o = msgspec.convert(
+            {"vendor_id": "05e0", "product_id": "1200", "reads": reads}, HidScannerOptions
+        )
+        p = HidKeyboardProtocol(o)
+        return [r for rep in _typed(code) for r in p.feed(rep, 0.0)]
+
+    assert read("badges", "D7") == [BadgeRead(frame=b"D7", code="D7")]
+    assert isinstance(read("cards", "SA")[0], CardDrawn)  # the default: cards, as before
+    table = _table()
+    t = table.initial()
+
+    def badge(code: str):
+        nonlocal t
+        d = table.decide(t, DeviceReading("badge", BadgeRead(frame=code.encode(), code=code), 1.0))
+        for x in d.drafts:
+            t = table.apply(t, x.type, x.data)
+        return [(x.type, x.data) for x in d.drafts]
+
+    assert badge("D7") == [("dealer.signed_in", {"dealer": "D7", "by": "badge", "source": "badge"})]
+    assert [x for x, _ in badge("D8")] == ["dealer.signed_out", "dealer.signed_in"]
+    assert badge("D8") == [
+        ("dealer.signed_out", {"dealer": "D8", "by": "badge", "reason": "badge", "rounds": 0})
+    ]
+    t, _ = _run(table, t, "table.close")
+    refused = badge("D7")
+    assert [x for x, _ in refused] == ["alarm.raised"]
+    assert (
+        refused[0][1]["kind"] == "badge-refused"
+        and "the table is closed" in refused[0][1]["message"]
+    )
+    assert t.session.dealer is None
