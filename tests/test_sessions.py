@@ -327,3 +327,10 @@ def test_a_badge_reader_signs_its_dealer_in_and_out_and_refuses_with_an_alarm():
         and "the table is closed" in refused[0][1]["message"]
     )
     assert t.session.dealer is None
+
+
+@pytest.mark.parametrize("game", sorted(games.games()))
+def test_every_game_s_results_can_name_the_dealer_on_duty(game):
+    """Each result type of each game has the field, so the table stamps it in every game."""
+    table = _table(game)
+    assert table._results == table.game.describe.results != frozenset()
