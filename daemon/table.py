@@ -405,7 +405,7 @@ SESSION_COMMANDS: dict[str, CommandSpec] = {
         args=(
             Arg("min", "the table minimum", required=False, option=True, type=int),
             Arg("max", "the table maximum", required=False, option=True, type=int),
-            Arg("spot", "a spot's limits, SPOT=MIN-MAX", False, True, kind="list"),
+            Arg("spot", "a spot's limits, SPOT=MIN-MAX", required=False, option=True, kind="list"),
         ),
     ),
 }
