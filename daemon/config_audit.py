@@ -2,8 +2,8 @@
 
 Ontario's AGCO standard 4.02(8) asks that every configuration change be tracked: each
 start compares the audited part of the config (the house rules, with their defaults
-filled in, so a new default is a change too; the table's limits; each device's driver
-and options; the roles) with the one last journaled, and journals the difference as
+filled in, so a new default is a change too; the table's limits and any section of the
+house's added later, such as a paytable's; each device's driver and options; the roles) with the one last journaled, and journals the difference as
 ``config.changed`` — old and new value per key, and the SHA-256 of the whole — right
 after ``daemon.started``. An unchanged start journals nothing. The first start of a
 journal (or the first since this audit existed) journals every key as new (``first``).
@@ -26,12 +26,21 @@ if TYPE_CHECKING:
 _enc = msgspec.json.Encoder(order="sorted")
 
 
+#: sections that are where things are and how they are watched, not what a player meets
+PLUMBING = frozenset({"journal", "bus", "log", "metrics", "hooks"})
+#: sections read key by key below (only their audited keys)
+_SPECIAL = frozenset({"table", "devices", "game", "control", "security"})
+
+
 def audited(settings: Settings) -> dict[str, Any]:
     """The audited config as flat ``key → value`` (``game.commission``, ``devices.shoe.driver``)."""
     cfg = settings.config
     out: dict[str, Any] = {"table.game": cfg.table.game}
     _flat("game", msgspec.to_builtins(settings.game), out)
-    _flat("limits", msgspec.to_builtins(getattr(cfg, "limits", None)), out)
+    raw = msgspec.to_builtins(cfg)
+    for section in sorted(raw):  # [limits], and any section of the house's added later
+        if section not in _SPECIAL and section not in PLUMBING:
+            _flat(section, raw[section], out)
     for dev in cfg.devices:
         out[f"devices.{dev.name}.driver"] = dev.driver
         _flat(

@@ -334,3 +334,18 @@ def test_every_game_s_results_can_name_the_dealer_on_duty(game):
     """Each result type of each game has the field, so the table stamps it in every game."""
     table = _table(game)
     assert table._results == table.game.describe.results != frozenset()
+
+
+def test_the_audit_reads_rules_limits_devices_and_roles_but_not_the_plumbing(tmp_path):
+    from daemon.config import load
+
+    cfg = write_config(tmp_path, extra="[limits]\nmin = 10\nspots = { tie = [5, 500] }\n")
+    got = config_audit.audited(load(cfg))
+    assert got["table.game"] == "baccarat" and got["game.start_burn"] == "first-card"
+    assert got["game.big_small_hands"] == 35  # a default is audited too
+    assert got["limits.min"] == 10 and got["limits.spots.tie"] == [5, 500]
+    assert got["devices.shoe.driver"] == "shoe-line"
+    assert got["devices.shoe.options.encoding"] == "rank-suit"
+    assert got["control.role"] == "supervisor"
+    assert not any(k.split(".")[0] in config_audit.PLUMBING for k in got)
+    assert not any("port" in k.split(".")[-1] or "dir" in k for k in got), got
