@@ -150,14 +150,14 @@ class TableState(msgspec.Struct, frozen=True):
     commands: int = 0
     running: bool = False  # between daemon.started and daemon.stopped
     game: Any = None
-    #: the openings of the events sealed while the game's card is secret (``daemon/secrecy.py``):
-    #: published in ``secret.opened`` when it is turned over; never shown
-    sealed: tuple[dict[str, Any], ...] = ()
     #: the dealer on duty, the table open or closed, its limits (``daemon/sessions.py``)
     session: sessions.Session = sessions.Session()
     #: the audited config as last journaled (``config.changed``; ``daemon/config_audit.py``)
     config: dict[str, Any] | None = None
     config_hash: str | None = None
+    #: the openings of the events sealed while the game's card is secret (``daemon/secrecy.py``):
+    #: published in ``secret.opened`` when it is turned over; never shown
+    sealed: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -415,6 +415,7 @@ class Table:
     """One table: the shared machinery around one game."""
 
     commands: ClassVar[dict[str, CommandSpec]] = {
+        **SESSION_COMMANDS,
         "alarm.clear": spec(
             "clear a latched alarm: alarm clear ID --reason",
             "supervisor",
@@ -438,7 +439,6 @@ class Table:
                 Arg("mismatches", "where they differ", kind="objects"),
             ),
         ),
-        **SESSION_COMMANDS,
     }
     #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
     QUIET_REPLIES: ClassVar[frozenset[str]] = frozenset({"status", "*X"})
@@ -447,15 +447,15 @@ class Table:
         self.game = game
         self.device_names = devices
         self.all_commands = {**self.commands, **game.commands}
-        #: results that name the dealer on duty (their Struct has ``dealer_on_duty``)
-        self._results = frozenset(
-            x
-            for x in getattr(game.describe, "results", ())
-            if "dealer_on_duty" in getattr(DATA.get(x), "__struct_fields__", ())
-        )
         #: a game that keeps a card secret names what may be it (``daemon/secrecy.py``)
         self._sealer: Callable[[Any, Input | None, Any], Any] | None = getattr(
             game, "sealed_words", None
+        )
+        #: results that name the dealer on duty (their Struct has ``dealer_on_duty``)
+        self._stamped = frozenset(
+            x
+            for x in getattr(game.describe, "results", ())
+            if "dealer_on_duty" in getattr(DATA.get(x), "__struct_fields__", ())
         )
 
     @property
@@ -573,15 +573,15 @@ class Table:
                 if d.refused is not None:
                     d.drafts.clear()
                 return d
-            if inp.name in SESSION_COMMANDS:
-                sessions.decide(t, inp, d)
-                if d.refused is not None:
-                    d.drafts.clear()
-                return d
             if inp.name == "alarm.clear":
                 self._clear_alarm(t, inp, d)
                 if d.refused is not None or d.reply.get("note") == "no alarms":
                     d.drafts.clear()  # a refused command, or one with nothing to do, is not journaled
+                return d
+            if inp.name in SESSION_COMMANDS:
+                sessions.decide(t, inp, d)
+                if d.refused is not None:
+                    d.drafts.clear()
                 return d
         self.game.decide(t, inp, d)
         if d.refused is not None:
@@ -590,7 +590,7 @@ class Table:
             on_duty = t.session.dealer
             d.drafts[:] = [
                 draft(x.type, {**x.data, "dealer_on_duty": on_duty})
-                if x.type in self._results
+                if x.type in self._stamped
                 else x
                 for x in d.drafts
             ]
@@ -741,7 +741,7 @@ class Table:
             played = data
         if type_ not in self._OWN:  # a card, a spin, a throw: the game's alone
             g = self.game.apply(t.game, type_, played)
-            if type_ in self._results and t.session.dealer is not None:
+            if type_ in self._stamped and t.session.dealer is not None:
                 t = msgspec.structs.replace(t, session=sessions.counted(t.session))
             return t if g is t.game else msgspec.structs.replace(t, game=g)
         if type_ in sessions.TYPES:

@@ -333,7 +333,7 @@ def test_a_badge_reader_signs_its_dealer_in_and_out_and_refuses_with_an_alarm():
 def test_every_game_s_results_can_name_the_dealer_on_duty(game):
     """Each result type of each game has the field, so the table stamps it in every game."""
     table = _table(game)
-    assert table._results == table.game.describe.results != frozenset()
+    assert table._stamped == table.game.describe.results != frozenset()
 
 
 def test_the_audit_reads_rules_limits_devices_and_roles_but_not_the_plumbing(tmp_path):

@@ -203,10 +203,10 @@ def cmd_recall(a: argparse.Namespace) -> int:
 def _game_text(g: dict[str, Any], describe: Any) -> str:
     end = g["end"]
     lines = [f"seq {end['seq']}  {end['time']}  " + describe.recall(end["type"], end["data"])]
-    if end["data"].get("dealer_on_duty"):  # the dealer on duty (daemon/sessions.py)
-        lines[0] += f"  dealer {end['data']['dealer_on_duty']}"
     for ev in g["events"]:
         line = describe.step(ev["type"], ev["data"])
         if line is not None:
             lines.append(f"    {ev['seq']:>8}  {line}")
+    if end["data"].get("dealer_on_duty"):  # the dealer on duty (daemon/sessions.py)
+        lines[0] += f"  dealer {end['data']['dealer_on_duty']}"
     return "\n".join(lines)
