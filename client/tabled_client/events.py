@@ -184,6 +184,9 @@ class AlarmRaisedData(Data):
     dropped: int | UnsetType = UNSET
     # decide-failed (error above: the exception's type): where in the code it was raised
     where: str | UnsetType = UNSET
+    # a roulette procedure check: what was measured and the house's limit it passed
+    figure: float | UnsetType = UNSET
+    limit: float | UnsetType = UNSET
 
 
 class AlarmRepeatedData(Data):
@@ -517,6 +520,8 @@ class HandOutcomeData(ResultData):
     blackjack_pays: str | UnsetType = UNSET
     insurance_pays: str | UnsetType = UNSET
     rule: str | UnsetType = UNSET
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class HoleCard(Data):
@@ -675,6 +680,8 @@ class SpinResultData(ResultData):
     wheel_spin: int | UnsetType | None = UNSET
     wheel_state: int | UnsetType | None = UNSET
     mono: float | UnsetType | None = UNSET
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class SpinVoidData(Data):
@@ -784,6 +791,8 @@ class DiceResultData(ResultData):
     face_counts: dict[str, int]
     shakes: int
     reshakes: int
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class DiceRejectedData(Data):
@@ -896,6 +905,8 @@ class RoundResultData(ResultData):
     winners: list[str]
     pairs: list[str]
     rule: str
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 # -- the envelope and the union -----------------------------------------------------------------------
