@@ -38,7 +38,7 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon import config_audit, history, logs, sessions, tables
+from daemon import history, logs, tables
 from daemon.bus import Bus
 from daemon.config import (
     ConfigError,
@@ -48,6 +48,7 @@ from daemon.config import (
     load,
     prepare_state_dir,
 )
+from daemon.config_audit import audited
 from daemon.connections import ConnectionGuard, guard_listeners
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.control_commands import TableCommands
@@ -63,6 +64,7 @@ from daemon.pipeline import Clock, Pipeline
 from daemon.publisher import io_threads_yield
 from daemon.sdnotify import Notifier
 from daemon.security import Security
+from daemon.sessions import summary as session_summary
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
 from drivers.plugins import PackageNotFoundError, version
@@ -252,7 +254,7 @@ class Daemon(Liveness):
                 "pid": os.getpid(),
                 "boot": self.clock.boot(),
             },
-            config_audit.audited(s),  # what changed since the last start: config.changed
+            audited(s),  # what changed since the last start: config.changed
         )
 
         self.device_set.start(cfg.devices, s.device_options, self._watch_device)
@@ -497,7 +499,7 @@ class Daemon(Liveness):
             "publish": self.s.config.bus.publish,
             "replay": self.s.config.bus.replay,
             "state": self.table.game.summary(g) if hasattr(self.table.game, "summary") else {},
-            "session": sessions.summary(st.session),  # the dealer on duty, open, limits
+            "session": session_summary(st.session),  # the dealer on duty, open, limits
             "devices": [r.status() for r in self.devices.values()],
             "alarms": [
                 {

@@ -61,15 +61,15 @@ class Model:
         self.catching_up = max(0, self.head - ev.seq)
         d, t, game = ev.data, ev.type, self.describe
         self.counts[t] += 1
+        self.where.update({k: d[k] for k in game.key if d.get(k) is not None})
+        if t in game.phases:
+            self.phase = game.phases[t]
         if t == "dealer.signed_in":
             self.dealer = d["dealer"]
         elif d.get("dealer_on_duty"):
             self.dealer = d["dealer_on_duty"]
         elif t in ("dealer.signed_out", "table.closed"):
             self.dealer = None
-        self.where.update({k: d[k] for k in game.key if d.get(k) is not None})
-        if t in game.phases:
-            self.phase = game.phases[t]
         if t in game.fresh_board:
             self.marks, self.winners, self.board = [], [], roads_view.Board()
         if t == "betting.opened":
