@@ -349,3 +349,44 @@ def test_the_audit_reads_rules_limits_devices_and_roles_but_not_the_plumbing(tmp
     assert got["control.role"] == "supervisor"
     assert not any(k.split(".")[0] in config_audit.PLUMBING for k in got)
     assert not any("port" in k.split(".")[-1] or "dir" in k for k in got), got
+
+
+def _first_capture_of(game: str) -> Path:
+    """The first capture of ``game`` (by path) that has a result."""
+    results = games.find(game).describe.results
+    for log in sorted(CAPTURES.rglob("*.log")):
+        if f"# game: {game}\n" not in log.read_text() or log.name == "two-dealers.log":
+            continue
+        expected = log.with_name(log.name[: -len(".log")] + ".expected.jsonl").read_text()
+        if any(f'"type":"{r}"' in expected for r in results):
+            return log
+    raise AssertionError(f"no capture of {game} with a result")
+
+
+@pytest.mark.parametrize("game", sorted(games.games()))
+def test_a_capture_of_every_game_names_the_dealer_signed_in_on_every_result(game):
+    """The real capture of each game, replayed with a sign-in before its first line: every
+    result names that dealer, and nothing else changes but that field and the session's
+    events (the chain's hashes aside)."""
+    from daemon.capture import parse
+    from daemon.replay import replay
+
+    log = _first_capture_of(game)
+    text = log.read_text()
+    head = [x for x in text.splitlines(keepends=True) if x.startswith("#")]
+    body = [x for x in text.splitlines(keepends=True) if not x.startswith("#")]
+    first = body[0].split()[0]
+    signed = "".join(head) + f"{first} cmd dealer.sign-in dealer=D9 actor=pit role=supervisor\n"
+    signed += "".join(body)
+
+    def events(t: str) -> list[dict]:
+        return [json.loads(x) for x in replay([parse(t, str(log))]).lines()]
+
+    plain, named = events(text), events(signed)
+    results = games.find(game).describe.results
+    got = [e["data"].pop("dealer_on_duty", None) for e in named if e["type"] in results]
+    assert got and got == ["D9"] * len(got), (log.name, got)
+    session = {"operator.command", "dealer.signed_in"}
+    assert [(e["type"], e["data"]) for e in named if e["type"] not in session] == [
+        (e["type"], e["data"]) for e in plain if e["type"] not in session
+    ]
