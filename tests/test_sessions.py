@@ -191,6 +191,8 @@ def test_a_sign_in_outlives_a_restart_and_a_changed_game_rule_is_journaled(tmp_p
         daemon.start()  # unchanged: no config.changed
         st = json.loads(tablectl(cfg, "status", "--json").stdout)
         assert st["session"]["dealer"] == "D7"
+        text = tablectl(cfg, "status").stdout
+        assert "dealer:  D7 (" in text and "table not opened" in text, text
         out = tablectl(cfg, "dealer", "sign-out", "D9")
         assert out.returncode != 0 and "D9 is not signed in" in out.stdout + out.stderr
         assert daemon.stop() == 0
