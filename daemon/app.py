@@ -48,6 +48,7 @@ from daemon.config import (
     load,
     prepare_state_dir,
 )
+from daemon.config_audit import audited
 from daemon.connections import ConnectionGuard, guard_listeners
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.control_commands import TableCommands
@@ -63,6 +64,7 @@ from daemon.pipeline import Clock, Pipeline
 from daemon.publisher import io_threads_yield
 from daemon.sdnotify import Notifier
 from daemon.security import Security
+from daemon.sessions import summary as session_summary
 from daemon.table import ROLES, Command, CommandSpec, Input, Table, spec
 from daemon.tracer import Tracer
 from drivers.plugins import PackageNotFoundError, version
@@ -251,7 +253,8 @@ class Daemon(Liveness):
                 "recovered_seq": self.journal.last_seq,
                 "pid": os.getpid(),
                 "boot": self.clock.boot(),
-            }
+            },
+            audited(s),  # what changed since the last start: config.changed
         )
 
         self.device_set.start(cfg.devices, s.device_options, self._watch_device)
@@ -496,6 +499,7 @@ class Daemon(Liveness):
             "publish": self.s.config.bus.publish,
             "replay": self.s.config.bus.replay,
             "state": self.table.game.summary(g) if hasattr(self.table.game, "summary") else {},
+            "session": session_summary(st.session),  # the dealer on duty, open, limits
             "devices": [r.status() for r in self.devices.values()],
             "alarms": [
                 {

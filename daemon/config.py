@@ -155,10 +155,31 @@ class HooksSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     queue: Annotated[int, msgspec.Meta(ge=1, le=10000)] = 100
 
 
+_Amount = Annotated[int, msgspec.Meta(gt=0)]
+
+
+class LimitsSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The table's limits as the house sets them (whole amounts); journaled as ``table.limits``
+    when they change (``daemon/sessions.py``, ``daemon/config_audit.py``)."""
+
+    min: _Amount | None = None
+    max: _Amount | None = None
+    #: per bet spot: ``tie = [5, 500]``
+    spots: dict[Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_]{0,31}$")], list[_Amount]] = {}
+
+    def __post_init__(self) -> None:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        for spot, pair in self.spots.items():
+            if len(pair) != 2 or pair[0] > pair[1]:
+                raise ValueError(f"spots.{spot} must be [min, max] with min not above max")
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     table: TableSection
     devices: list[DeviceConfig] = []
     game: dict[str, Any] = {}
+    limits: LimitsSection = LimitsSection()
     journal: JournalSection = JournalSection()
     bus: BusSection = BusSection()
     control: ControlSection = ControlSection()

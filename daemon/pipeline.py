@@ -304,15 +304,18 @@ class Pipeline:
         self._wake.set()
         return fut
 
-    async def started(self, info: dict[str, Any]) -> list[Event]:
-        """Commit ``daemon.started`` (and what the game does on a restart) before any input."""
+    async def started(
+        self, info: dict[str, Any], config: dict[str, Any] | None = None
+    ) -> list[Event]:
+        """Commit ``daemon.started`` (and what the game does on a restart, and what changed in
+        the audited ``config``) before any input."""
         # The run loop may already run (the daemon starts it first) with an input queued
         # (the control socket is up): it waits, so that input is decided from this state.
         gate = self._starting = asyncio.get_running_loop().create_future()
         try:
             # The id in the chain: an edited ``meta`` journal_id is found by the walk.
             info = {**info, "journal_id": self.journal.journal_id}
-            d = self.table.started(self.state, info, crashed=self.crashed)
+            d = self.table.started(self.state, info, crashed=self.crashed, config=config)
             return await self._commit([(d, None)], [d.drafts])
         finally:
             gate.set_result(None)

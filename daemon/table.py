@@ -20,16 +20,17 @@ modules and the table's own decide/apply would stand apart from what it decides 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 import msgspec
+from tabled_client.events import DATA
 
-from daemon import command_args
+from daemon import command_args, config_audit, sessions
 from daemon.events import SECRET, Draft, draft
 from daemon.games.describe import Describer
 from daemon.secrecy import opened, seal_drafts, unsealed
-from drivers.readings import DeviceReply, LineNoise, Reading
+from drivers.readings import BadgeRead, DeviceReply, LineNoise, Reading
 
 # -- inputs ------------------------------------------------------------------------
 
@@ -149,6 +150,11 @@ class TableState(msgspec.Struct, frozen=True):
     commands: int = 0
     running: bool = False  # between daemon.started and daemon.stopped
     game: Any = None
+    #: the dealer on duty, the table open or closed, its limits (``daemon/sessions.py``)
+    session: sessions.Session = sessions.Session()
+    #: the audited config as last journaled (``config.changed``; ``daemon/config_audit.py``)
+    config: dict[str, Any] | None = None
+    config_hash: str | None = None
     #: the openings of the events sealed while the game's card is secret (``daemon/secrecy.py``):
     #: published in ``secret.opened`` when it is turned over; never shown
     sealed: tuple[dict[str, Any], ...] = ()
@@ -366,10 +372,50 @@ def _reconciled(t: TableState, c: Command, d: Decision) -> None:
         )
 
 
+#: a dealer's and the table's sessions, every game's (``daemon/sessions.py``)
+SESSION_COMMANDS: dict[str, CommandSpec] = {
+    "dealer.sign-in": spec(
+        "sign a dealer in (relieves the dealer on duty): dealer sign-in DEALER",
+        "dealer",
+        "supervisor",
+        words=("dealer", "sign-in"),
+        args=(Arg("dealer", "the dealer's id (staff number or badge)"),),
+    ),
+    "dealer.sign-out": spec(
+        "sign the dealer on duty out: dealer sign-out [DEALER]",
+        "dealer",
+        "supervisor",
+        words=("dealer", "sign-out"),
+        args=(
+            Arg("dealer", "the dealer on duty (checked when given)", required=False),
+            replace(REASON, required=False),
+        ),
+    ),
+    "table.open": spec("open the table (journaled)", "supervisor", words=("table", "open")),
+    "table.close": spec(
+        "close the table; signs the dealer on duty out",
+        "supervisor",
+        words=("table", "close"),
+        args=(replace(REASON, required=False),),
+    ),
+    "table.limits": spec(
+        "set the table's limits: table limits --min N --max N [--spot SPOT=MIN-MAX]",
+        "supervisor",
+        words=("table", "limits"),
+        args=(
+            Arg("min", "the table minimum", required=False, option=True, type=int),
+            Arg("max", "the table maximum", required=False, option=True, type=int),
+            Arg("spot", "a spot's limits, SPOT=MIN-MAX", required=False, option=True, kind="list"),
+        ),
+    ),
+}
+
+
 class Table:
     """One table: the shared machinery around one game."""
 
     commands: ClassVar[dict[str, CommandSpec]] = {
+        **SESSION_COMMANDS,
         "alarm.clear": spec(
             "clear a latched alarm: alarm clear ID --reason",
             "supervisor",
@@ -404,6 +450,12 @@ class Table:
         #: a game that keeps a card secret names what may be it (``daemon/secrecy.py``)
         self._sealer: Callable[[Any, Input | None, Any], Any] | None = getattr(
             game, "sealed_words", None
+        )
+        #: results that name the dealer on duty (their Struct has ``dealer_on_duty``)
+        self._stamped = frozenset(
+            x
+            for x in getattr(game.describe, "results", ())
+            if "dealer_on_duty" in getattr(DATA.get(x), "__struct_fields__", ())
         )
 
     @property
@@ -458,6 +510,9 @@ class Table:
             r = inp.reading
             if isinstance(r, LineNoise):
                 self._line_noise(t, inp.device, r, d)
+                return d
+            if isinstance(r, BadgeRead):  # a dealer's badge: every game's (daemon/sessions.py)
+                sessions.badge(t, inp.device, r.code, d, raise_or_repeat)
                 return d
             if isinstance(r, DeviceReply):
                 # A device's answer is the same for every game: journaled so a technician's
@@ -527,9 +582,22 @@ class Table:
                 if d.refused is not None or d.reply.get("note") == "no alarms":
                     d.drafts.clear()  # a refused command, or one with nothing to do, is not journaled
                 return d
+            if inp.name in SESSION_COMMANDS:
+                sessions.decide(t, inp, d)
+                if d.refused is not None:
+                    d.drafts.clear()
+                return d
         self.game.decide(t, inp, d)
         if d.refused is not None:
             d.drafts.clear()
+        elif t.session.dealer is not None:
+            on_duty = t.session.dealer
+            d.drafts[:] = [
+                draft(x.type, {**x.data, "dealer_on_duty": on_duty})
+                if x.type in self._stamped
+                else x
+                for x in d.drafts
+            ]
         return d
 
     def _line_noise(self, t: TableState, device: str, r: LineNoise, d: Decision) -> None:
@@ -560,18 +628,32 @@ class Table:
             hook(d.state(), d, device)
 
     def started(
-        self, t: TableState, info: dict[str, Any], *, crashed: bool | None = None
+        self,
+        t: TableState,
+        info: dict[str, Any],
+        *,
+        crashed: bool | None = None,
+        config: dict[str, Any] | None = None,
     ) -> Decision:
         """The daemon (re)started on this state: say so, and let the game react (seed 003 §2.1.8).
 
         ``crashed``: the last run never said ``daemon.stopped`` (it crashed or lost power),
         so the game may have to void what was in play. The pipeline reads it from the
         journal's last event; without it, the state's ``running`` flag says the same.
+        ``config``: the audited config (``daemon/config_audit.py``); what changed since
+        the one last journaled is journaled as ``config.changed``.
         """
         d = Decision(base=t, fold=self.apply)
         if crashed is None:
             crashed = t.running
         d.add("daemon.started", clean=not crashed, **info)
+        if config is not None:
+            changed = config_audit.changed(t.config, t.config_hash, config)
+            if changed is not None:
+                d.add("config.changed", **changed)
+                limits = config_audit.limits(changed, config)
+                if limits is not None:  # the house's limits changed in the config
+                    d.add("table.limits", by="config", source="config", **limits)
         hook = getattr(self.game, "on_restart", None)
         if hook is not None and crashed:
             hook(d.state(), d)
@@ -648,6 +730,8 @@ class Table:
             "daemon.started",
             "daemon.stopped",
             "secret.opened",
+            "config.changed",
+            *sessions.TYPES,
         }
     )
 
@@ -661,7 +745,15 @@ class Table:
             played = data
         if type_ not in self._OWN:  # a card, a spin, a throw: the game's alone
             g = self.game.apply(t.game, type_, played)
+            if type_ in self._stamped and t.session.dealer is not None:
+                t = msgspec.structs.replace(t, session=sessions.counted(t.session))
             return t if g is t.game else msgspec.structs.replace(t, game=g)
+        if type_ in sessions.TYPES:
+            return msgspec.structs.replace(t, session=sessions.apply(t.session, type_, data))
+        if type_ == "config.changed":
+            return msgspec.structs.replace(
+                t, config=config_audit.fold(t.config, data), config_hash=data["hash"]
+            )
         if type_.startswith("device."):
             health = "ok" if type_ == "device.connected" else type_[7:]
             t = msgspec.structs.replace(t, devices={**t.devices, data["device"]: health})

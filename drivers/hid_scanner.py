@@ -29,13 +29,13 @@ counted :class:`~drivers.readings.Malformed`, never a partial card.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import msgspec
 
 from drivers.base import Driver, Protocol
 from drivers.card_codes import CardCodeOptions, Encoding, RepeatFilter
-from drivers.readings import Malformed, Reading
+from drivers.readings import BadgeRead, Malformed, Reading
 from drivers.shoe_line import line_reading
 
 if TYPE_CHECKING:
@@ -99,6 +99,9 @@ class HidScannerOptions(CardCodeOptions, forbid_unknown_fields=True, frozen=True
     #: keyboard-wedge scanners in studios type suit then rank (``HT``, ``SA``);
     #: the other code options are the serial shoe's (:class:`CardCodeOptions`).
     encoding: Encoding = "suit-rank"
+    #: ``cards``: each code is a card (the studio's scanner); ``badges``: each code is a staff
+    #: badge, a dealer signing in or out at the table (``docs/operations.md``) [ours].
+    reads: Literal["cards", "badges"] = "cards"
     #: how long one blocking read waits; it bounds how long stopping takes.
     read_timeout_ms: Annotated[int, msgspec.Meta(ge=10, le=10_000)] = 500
 
@@ -211,6 +214,8 @@ class HidKeyboardProtocol(Protocol):
             return None  # a bare Enter: nothing was scanned
         if self.repeats.repeat(text, now):
             return None
+        if self.o.reads == "badges":
+            return BadgeRead(frame=frame, code=text)
         return line_reading(frame, self.o)
 
 

@@ -73,6 +73,15 @@ class ShoeInserted(Reading, frozen=True, kw_only=True):
     """A shoe was put in place."""
 
 
+class BadgeRead(Reading, frozen=True, kw_only=True):
+    """A staff badge passed a reader (a scanner with ``reads = "badges"``): its code.
+
+    What it means (a dealer signing in or out) is the table's (``daemon/sessions.py``).
+    """
+
+    code: str
+
+
 # --- generic device replies ---------------------------------------------------
 
 

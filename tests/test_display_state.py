@@ -104,6 +104,29 @@ def test_no_snapshot_shows_a_hole_card_before_its_reveal(capture: str):
     assert seen > 0
 
 
+def test_the_dealer_on_duty_and_the_journaled_limits_are_shown():
+    """Two dealers' shifts (tests/captures/shoe-line/two-dealers): the display names the
+    dealer each result names, none between shifts, and the limits the table journaled."""
+    s = DisplayState("t", Settings(limits="Min 1 · Max 2"))
+    seen = []
+    for e in events(CAPTURES / "shoe-line" / "two-dealers.expected.jsonl"):
+        s.apply(e)
+        snap = s.snapshot()
+        if e["type"] == "hand.result":
+            assert snap["dealer"] == e["data"]["dealer_on_duty"], e["seq"]
+            seen.append(snap["dealer"])
+        elif e["type"] == "dealer.signed_out":
+            assert snap["dealer"] is None
+        elif e["type"] == "table.limits":
+            want = " · ".join(
+                f"{k.capitalize()} {e['data'][k]:,}".replace(",", " ")
+                for k in ("min", "max")
+                if k in e["data"]
+            )
+            assert snap["limits"] == want and want
+    assert sorted(set(seen)) == ["D1", "D2"]
+
+
 def test_a_new_journal_starts_afresh():
     s = DisplayState("r")
     s.apply(spin(1, 7))

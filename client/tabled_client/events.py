@@ -41,6 +41,64 @@ class Data(msgspec.Struct, kw_only=True, frozen=True):
 # -- table events (every game) ----------------------------------------------------------------
 
 
+class ResultData(Data, kw_only=True):
+    """A round's result (``hand.result``, ``spin.result``, ``dice.result``, ``round.result``).
+
+    ``dealer_on_duty``: the dealer signed in when it was decided (``dealer.signed_in``);
+    absent when none was."""
+
+    dealer_on_duty: str | UnsetType = UNSET
+
+
+class DealerSignedInData(Data):
+    dealer: str
+    by: str
+    source: str
+
+
+class DealerSignedOutData(Data):
+    dealer: str
+    by: str
+    reason: str
+    #: results settled while that dealer was on duty
+    rounds: int
+
+
+class TableOpenedData(Data):
+    by: str
+    limits: dict[str, Any]
+
+
+class TableClosedData(Data):
+    by: str
+    reason: str
+
+
+class TableLimitsData(Data):
+    """The limits in force from now: what is given replaces all of them."""
+
+    by: str
+    source: str
+    min: int | UnsetType = UNSET
+    max: int | UnsetType = UNSET
+    spots: dict[str, list[int]] = {}
+
+
+class ConfigChange(Data):
+    key: str
+    old: Any
+    new: Any
+
+
+class ConfigChangedData(Data):
+    """The audited config differs from the one last journaled (AGCO 4.02(8))."""
+
+    hash: Annotated[str, Meta(pattern="^[0-9a-f]{64}$")]
+    previous_hash: Annotated[str, Meta(pattern="^[0-9a-f]{64}$")] | None
+    first: bool
+    changes: list[ConfigChange]
+
+
 class DaemonStartedData(Data):
     clean: bool
     version: str
@@ -419,7 +477,7 @@ class BlackjackDealer(Data):
     drew: int
 
 
-class HandOutcomeData(Data):
+class HandOutcomeData(ResultData):
     """``hand.result`` and ``hand.demo``: baccarat's or Dragon Tiger's fields beside ``winner``;
     blackjack's ``dealer`` and ``boxes`` (a blackjack round has no one winner)."""
 
@@ -600,7 +658,7 @@ class WheelNumberData(Data):
     frame: str
 
 
-class SpinResultData(Data):
+class SpinResultData(ResultData):
     device: str
     round: int
     spin: int
@@ -719,7 +777,7 @@ class DiceReshakeData(Data):
     rule: str
 
 
-class DiceResultData(Data):
+class DiceResultData(ResultData):
     round: int
     device: str
     faces: list[int]
@@ -837,7 +895,7 @@ class PositionHand(msgspec.Struct, kw_only=True, frozen=True):
     result: str | UnsetType = UNSET
 
 
-class RoundResultData(Data):
+class RoundResultData(ResultData):
     round: int
     dice: list[int]
     total: int
@@ -890,6 +948,12 @@ DATA: Final[dict[str, type[Data]]] = {
     "alarm.raised": AlarmRaisedData,
     "alarm.repeated": AlarmRepeatedData,
     "alarm.cleared": AlarmClearedData,
+    "config.changed": ConfigChangedData,
+    "dealer.signed_in": DealerSignedInData,
+    "dealer.signed_out": DealerSignedOutData,
+    "table.opened": TableOpenedData,
+    "table.closed": TableClosedData,
+    "table.limits": TableLimitsData,
     "shoe.started": ShoeStartedData,
     "shoe.burn": ShoeBurnData,
     "shoe.cut_card": ShoeCutCardData,

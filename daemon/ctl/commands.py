@@ -37,9 +37,12 @@ def operator(cmd: str) -> Any:
 def register_games(sub: Any) -> None:
     """One sub-command per command of any installed game."""
     from daemon import games
+    from daemon.table import SESSION_COMMANDS
     from daemon.tools import game_commands
 
-    game_commands.register(sub, {n: g.commands for n, g in games.games().items()}, send)
+    # a dealer's and the table's sessions are every game's (``daemon/sessions.py``)
+    every = {n: {**SESSION_COMMANDS, **g.commands} for n, g in games.games().items()}
+    game_commands.register(sub, every, send)
 
 
 #: ``tablectl alarm clear ID --reason WHY``

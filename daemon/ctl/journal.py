@@ -261,4 +261,6 @@ def _game_text(g: dict[str, Any], describe: Any) -> str:
         line = describe.step(ev["type"], ev["data"])
         if line is not None:
             lines.append(f"    {ev['seq']:>8}  {line}")
+    if end["data"].get("dealer_on_duty"):  # the dealer on duty (daemon/sessions.py)
+        lines[0] += f"  dealer {end['data']['dealer_on_duty']}"
     return "\n".join(lines)

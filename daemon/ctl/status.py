@@ -35,6 +35,7 @@ def cmd_status(a: argparse.Namespace) -> int:
     )
     if (g.get("expects") or {}).get("text"):  # a table that says what it waits for
         print(f"  next:    {g['expects']['text']}")
+    _session(st.get("session"))
     print(
         f"  journal: seq {st['last_seq']}  {'ok' if st['journal_ok'] else 'FAILING: ' + str(st['journal_error'])}"
         f"  {st['journal']}"
@@ -138,3 +139,20 @@ def cmd_devices(a: argparse.Namespace) -> int:
     else:
         _devices_table(res["devices"])
     return EXIT_ATTENTION if bad else EXIT_OK
+
+
+def _session(s: dict[str, Any] | None) -> None:
+    """The dealer on duty, whether the table is open, its limits (``daemon/sessions.py``)."""
+    if not s:  # an older daemon
+        return
+    dealer = s["dealer"] or "none signed in"
+    if s["dealer"]:
+        dealer += f" ({s['dealer_rounds']} rounds)"
+    lim = s.get("limits") or {}
+    limits = (
+        "none set"
+        if not lim
+        else f"{lim.get('min', '-')}–{lim.get('max', '-')}"
+        + "".join(f", {k} {v[0]}–{v[1]}" for k, v in sorted((lim.get("spots") or {}).items()))
+    )
+    print(f"  dealer:  {dealer}  table {s['table']}  limits {limits}")

@@ -56,6 +56,8 @@ class Model:
         self.silent_since: float | None = None
         self.last_result = ""
         self.counts: Counter[str] = Counter()
+        #: the dealer on duty, from the sessions' events or a result's ``dealer_on_duty``
+        self.dealer: str | None = None
 
     def event(self, ev: Event, now: float) -> None:
         self.last_seq = ev.seq
@@ -67,6 +69,12 @@ class Model:
         self.gauges.update(game.gauges(t, d))
         if t in game.phases:
             self.phase = game.phases[t]
+        if t == "dealer.signed_in":
+            self.dealer = d["dealer"]
+        elif d.get("dealer_on_duty"):
+            self.dealer = d["dealer_on_duty"]
+        elif t in ("dealer.signed_out", "table.closed"):
+            self.dealer = None
         if t in game.fresh_board:
             self.marks, self.winners, self.board = [], [], roads_view.Board()
         if t == "betting.opened":
@@ -126,6 +134,8 @@ def render(m: Model, now: float) -> Group:
     if m.silent_since is not None and now - m.silent_since > 3:
         head.append(f"  daemon silent {now - m.silent_since:.0f} s", "bold red")
     head.append(f"  {m.events_per_s(now):.1f} ev/s")
+    if m.dealer:
+        head.append(f"  dealer {m.dealer}", "bold")
     game = Text()
     where = "  ".join(f"{k} {v}" for k, v in m.where.items()) or "-"
     game.append(f" {where}  {m.phase}\n", "bold")

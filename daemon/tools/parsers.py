@@ -109,6 +109,11 @@ def _journal(sub: Any) -> None:
     r.add_argument("journal", nargs="?", help="journal file (default: the config's)")
     r.set_defaults(func=_impl("daemon.ctl.journal:cmd_recall"))
 
+    pc = sub.add_parser("pace", help="rounds per hour by dealer and by hour, from the journal")
+    pc.add_argument("--game", help="the game the journal is of (default: the config's)")
+    pc.add_argument("journal", nargs="?", help="journal file (default: the config's)")
+    pc.set_defaults(func=_impl("daemon.tools.pace:cmd_pace"))
+
 
 def _time(text: str) -> str:
     """A ``--since``/``--until`` time, parsed when given (``daemon/ctl/events.py``)."""

@@ -114,6 +114,10 @@ class DisplayState:
         self.spin: int | None = None
         self.last_hand = False
         self.alarms: dict[str, dict[str, Any]] = {}
+        #: who deals now (``dealer.signed_in`` / ``_out``, a result's ``dealer_on_duty``)
+        self.dealer: str | None = None
+        #: the limits the table journaled (``table.limits``): they win over ``--limits``
+        self.table_limits: str | None = None
         self.results: deque[dict[str, Any]] = deque(maxlen=max(s.last, 1))
         self.window: deque[Any] = deque(maxlen=max(s.window, 1))
         self.pockets = 37
@@ -130,9 +134,22 @@ class DisplayState:
         self.seq = event["seq"]
         if self.game is None:
             self.game = game_of(t, d)
+        if "dealer_on_duty" in d:  # a result names who dealt it
+            self.dealer = d["dealer_on_duty"]
         handler = getattr(self, "_" + t.replace(".", "_"), None)
         if handler is not None:
             handler(d, event)
+
+    def _dealer_signed_in(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
+        self.dealer = d["dealer"]
+
+    def _dealer_signed_out(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
+        if self.dealer == d["dealer"]:
+            self.dealer = None
+
+    def _table_limits(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
+        parts = [f"{k.capitalize()} {d[k]:,}".replace(",", " ") for k in ("min", "max") if k in d]
+        self.table_limits = " · ".join(parts) or None
 
     def _set_status(self, status: str, detail: str | None = None) -> None:
         self.status, self.detail = status, detail
@@ -374,9 +391,8 @@ class DisplayState:
             "hand": self.hand,
             "spin": self.spin,
             "last_hand": self.last_hand,
-            "limits": self.settings.limits,
-            # no event names the dealer on duty yet (docs/views.md): shown when one does
-            "dealer": None,
+            "limits": self.table_limits or self.settings.limits,
+            "dealer": self.dealer,
             "alarms": len(self.alarms),
             "results": list(self.results),
             "current": self.current,
