@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import structlog
 
 from daemon import decide_failure
@@ -205,7 +206,9 @@ class Pipeline:
             if snap is not None:
                 seq, _, raw = snap
                 try:
-                    self.state = self.table.decode_state(raw)
+                    # the snapshot's row says where it stands (one older than the counter: 0)
+                    state = self.table.decode_state(raw)
+                    self.state = msgspec.structs.replace(state, seq=seq)
                     start = seq + 1
                     self.stats.recovered_from_snapshot = seq
                 except Exception as e:  # proven but unreadable by this build: replay it all

@@ -245,6 +245,29 @@ def _alarm(sub: Any) -> None:
     al.set_defaults(func=_impl("daemon.ctl.commands:cmd_alarm_clear"))
 
 
+def _correct(sub: Any) -> None:
+    co = sub.add_parser(
+        "correct",
+        help="correct a published result from corrected inputs (supervisor)",
+        description="The game re-derives the result from the corrected inputs by its rules "
+        "and journals result.corrected; the original stays in the chain "
+        "(docs/procedures.md, Result corrections).",
+    )
+    co.add_argument("seq", type=int, help="the seq of the published result (tablectl recall)")
+    co.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="the corrected inputs: player=9S,KD banker=8H,2C (baccarat); dragon=KD tiger=2C; "
+        "number=17 (roulette); faces=3,5,6 (Sic Bo); tiles=1p,wd,… dice=2,5,6 (Pai Gow)",
+    )
+    co.add_argument("--reason", required=True, help="why: it goes into the journal")
+    co.add_argument(
+        "--ref", required=True, help="an incident number or a video time code (journaled)"
+    )
+    co.set_defaults(func=_impl("daemon.ctl.commands:cmd_correct"))
+
+
 #: the built-in commands in the order ``tablectl --help`` lists them; the games' commands
 #: come between the two (``daemon/cli.py``)
 BEFORE_GAMES: tuple[Callable[[Any], None], ...] = (_config, _journal, _status, _replay)
@@ -258,4 +281,5 @@ AFTER_GAMES: tuple[Callable[[Any], None], ...] = (
     _keys,
     _device,
     _alarm,
+    _correct,
 )

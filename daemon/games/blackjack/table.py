@@ -61,6 +61,13 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
     #: ``tablectl verify`` and the start: the hole cards' secret rows against their commitments
     check_secrets = staticmethod(check_secrets)
     commands: ClassVar[dict[str, CommandSpec]] = COMMANDS
+    #: ``result.correct`` (``daemon/corrections.py``): a box's cards follow the players'
+    #: decisions, which a corrected card would have changed; a wrong blackjack hand is voided
+    corrections_refused: ClassVar[str] = (
+        "a blackjack hand is not corrected: each box's cards follow its player's decisions, "
+        "which a corrected card would have changed; void the hand instead (seed 002's "
+        "dealer-error rules)"
+    )
 
     def __init__(self, rules: ShoeRules) -> None:
         super().__init__(rules)
