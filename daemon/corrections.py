@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from daemon.events import canonical
+
 if TYPE_CHECKING:
     from daemon.table import Command, Decision, TableState
 
@@ -68,18 +70,25 @@ def fold(
     """The window after the event at ``seq``: a result joins it, a closer empties it."""
     if type_ in results:
         kept = tuple(msgspec.structs.replace(r, later=r.later + 1) for r in recent[-(WINDOW - 1) :])
-        return (*kept, Recent(seq, type_, dict(data)))
+        return (*kept, Recent(seq, type_, _as_journaled(data)))
     if type_ in closers:
         return ()
     if type_ == CORRECTED:
         target = data["supersedes"]
         return tuple(
-            msgspec.structs.replace(r, data=dict(data["result"]), corrected=seq)
+            msgspec.structs.replace(r, data=_as_journaled(data["result"]), corrected=seq)
             if r.seq == target
             else r
             for r in recent
         )
     return recent
+
+
+def _as_journaled(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` as the journal gives it back (canonical JSON: keys sorted, lists), so the
+    state a decision leaves and the state rebuilt from the journal are the same bytes."""
+    out: dict[str, Any] = msgspec.json.decode(canonical(data))
+    return out
 
 
 def inputs(words: Any, names: Mapping[str, str]) -> dict[str, str]:

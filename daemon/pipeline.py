@@ -537,6 +537,10 @@ class Pipeline:
                 await asyncio.sleep(min(2.0, 0.05 * 2**attempt))
         recovered = not self.healthy
         self.healthy = True
+        if events and events[-1].seq != tentative.seq:
+            # the journal's own event (``journal.snapshot``) took a seq no decision applied:
+            # the state counts it, as a recovery that applies it does
+            tentative = msgspec.structs.replace(tentative, seq=events[-1].seq)
         self.state = tentative
         self.stats.events += len(events)
         self.stats.commits += 1

@@ -9,6 +9,8 @@ is checked against the game's rules (the independent oracles where there is one)
 
 from __future__ import annotations
 
+import grp
+import os
 import sqlite3
 import subprocess
 import sys
@@ -278,3 +280,62 @@ def test_a_restart_allows_exactly_what_was_allowed():
     c = _fixed(evs)
     assert c["previous"] is not None and c["original"]["winner"] == "player"
     assert c["result"]["winner"] == "banker"
+
+
+# -- the real daemon: tablectl correct through the control socket --------------------------
+
+
+def test_tablectl_correct_on_a_running_sic_bo_table_and_after_a_restart(tmp_path):
+    """A supervisor's ``tablectl correct`` is journaled and published; the dealer's is
+    refused naming the role; after a restart (recovered through the journal) the table
+    still corrects its latest result, so the seq it counts is the journal's."""
+    from daemon_harness import Daemon, endpoints, fast_copy, tablectl
+
+    from daemon.subscriber import Follower
+
+    cfg = fast_copy(
+        "sicbo.toml",
+        tmp_path,
+        # a round a second at least: ten results (the window) outlast the commands' starts
+        {"betting_seconds": "1.0", "settle_seconds": "0.01"},
+        "seed = 3\npace = 0.02\nerror_every = 0",
+    )
+    group = grp.getgrgid(os.getgid()).gr_name  # a socket per role, ours to open
+    text = cfg.read_text().replace(
+        'role = "supervisor"', f'roles = {{ supervisor = "{group}", dealer = "{group}" }}'
+    )
+    # the restart starts from a snapshot: the window and the seq come through it
+    text = text.replace("snapshot_every = 1000", "snapshot_every = 10")
+    cfg.write_text(text)
+    pub, rep = endpoints(cfg)
+    d = Daemon(cfg)
+    seen = 0
+    try:
+        for attempt in range(2):
+            d.start()
+            f = Follower(pub, rep, table="sicbo", last_seq=seen)
+            try:
+                last = f.until(lambda e: e.type == "dice.result", 30.0)[-1]
+                faces = "1,1,1" if last.data["faces"] != [1, 1, 1] else "2,2,2"
+                who = ("--role", "supervisor", "--actor", "pit-boss")
+                why = ("--reason", "misread on the video", "--ref", f"INC-{attempt}")
+                no = tablectl(
+                    cfg, "--role", "dealer", "correct", str(last.seq), f"faces={faces}", *why
+                )
+                assert no.returncode == 1 and "needs the supervisor role" in no.stdout + no.stderr
+                ok = tablectl(cfg, *who, "correct", str(last.seq), f"faces={faces}", *why)
+                assert ok.returncode == 0, ok.stdout + ok.stderr
+                assert "result.corrected" in ok.stdout
+                ev = f.until(lambda e: e.type == "result.corrected", 30.0)[-1]
+                assert ev.data["supersedes"] == last.seq and ev.data["round"] == last.data["round"]
+                assert ev.data["result"]["faces"] == [int(x) for x in faces.split(",")]
+                seen = ev.seq
+            finally:
+                f.close()
+            d.stop()
+        v = tablectl(cfg, "verify")
+        assert v.returncode == 0, v.stdout + v.stderr
+        rc = tablectl(cfg, "recall", "--hand", str(last.data["round"]))
+        assert "CORRECTED" in rc.stdout and "INC-1" in rc.stdout, rc.stdout + rc.stderr
+    finally:
+        d.close()
