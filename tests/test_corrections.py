@@ -339,3 +339,27 @@ def test_tablectl_correct_on_a_running_sic_bo_table_and_after_a_restart(tmp_path
         assert "CORRECTED" in rc.stdout and "INC-1" in rc.stdout, rc.stdout + rc.stderr
     finally:
         d.close()
+
+
+def test_the_monitor_shows_the_corrected_result_marked_and_the_roads_redrawn():
+    from daemon.tools.monitor import Model
+
+    r, _ = _replay("shoe-line/full-shoe-first-card-burn", 0.5)
+    orig = _last(r, "hand.result")
+    why, _ = _correct(r, seq=orig.seq, inputs=["player=9S,KD", "banker=8H,2C"])
+    assert why is None
+    m = Model("t", r.table.game.describe)
+    for ev in r.events:
+        m.event(ev, 0.0)
+    assert m.winners[-1] == "player" and tuple(m.winners) == r.state.game.winners
+    assert m.board.roads()["big_road"] == roads.roads(m.winners, ("banker", "player"))["big_road"]
+    assert "corrected at seq" in m.last_result
+    assert m.marks[-1].text.endswith("*") and "underline" in m.marks[-1].style
+    # roulette's board of numbers: the corrected number, marked
+    r, _ = _replay("cammegh-ss2/synthetic-normal")
+    orig = _last(r, "spin.result")
+    assert _correct(r, seq=orig.seq, inputs=["number=17"])[0] is None
+    m = Model("t", r.table.game.describe)
+    for ev in r.events:
+        m.event(ev, 0.0)
+    assert m.marks[-1].text == "17*" and "17" in m.last_result
