@@ -10,6 +10,7 @@ is checked against the game's rules (the independent oracles where there is one)
 from __future__ import annotations
 
 import grp
+import json
 import os
 import sqlite3
 import subprocess
@@ -363,3 +364,26 @@ def test_the_monitor_shows_the_corrected_result_marked_and_the_roads_redrawn():
     for ev in r.events:
         m.event(ev, 0.0)
     assert m.marks[-1].text == "17*" and "17" in m.last_result
+
+
+def test_an_earlier_hand_corrected_redraws_the_board_at_its_place(tmp_path):
+    r, _ = _replay("shoe-line/full-shoe-first-card-burn", 0.5)
+    results = [e for e in r.events if e.type == "hand.result"]
+    orig = results[-3]  # two hands later
+    before = r.state.game.winners
+    want = "banker" if orig.data["winner"] != "banker" else "player"
+    hand = (
+        ["player=2S,5D", "banker=8H,KC"] if want == "banker" else ["player=9S,KD", "banker=8H,2C"]
+    )
+    why, evs = _correct(r, seq=orig.seq, inputs=hand)
+    assert why is None
+    c = _fixed(evs)
+    assert c["later"] == 2 and c["result"]["winner"] == want
+    corrected = (*before[:-3], want, *before[-2:])
+    assert r.state.game.winners == corrected
+    assert c["roads"] == roads.roads(corrected, ("player", "banker"))
+    path = _file(r, tmp_path)
+    out = _tablectl("--json", "recall", "--game", "baccarat", "--last", "3", str(path))
+    games = json.loads(out.stdout)
+    assert [len(g.get("corrections", [])) for g in games] == [1, 0, 0]
+    assert games[0]["corrections"][0]["data"]["result"]["winner"] == want
