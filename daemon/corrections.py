@@ -160,7 +160,8 @@ def decide(t: TableState, c: Command, d: Decision, game: Any) -> None:
     except (CorrectionError, ValueError) as e:
         d.refused = f"result.correct: seq {seq}: {e}"
         return
-    if out["result"] == r.data:
+    derived = _as_journaled(out["result"])
+    if {k: v for k, v in r.data.items() if k in derived} == derived:
         d.refused = f"result.correct: seq {seq}: the corrected inputs give the result as it stands"
         return
     key = {k: r.data.get(k) for k in game.describe.key}
@@ -188,6 +189,9 @@ def _outside(t: TableState, seq: int) -> str:
     window = ", ".join(str(r.seq) for r in t.recent) or "none"
     if seq > t.seq:
         return f"no such event yet (the journal ends at seq {t.seq}); correctable: {window}"
+    fixed = next((r for r in t.recent if r.corrected == seq), None)
+    if fixed is not None:
+        return f"a correction of seq {fixed.seq}: name the result it corrects, seq {fixed.seq}"
     if t.recent and seq > t.recent[0].seq:
         return f"not a result; correctable results: {window}"
     return (

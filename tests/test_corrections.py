@@ -281,6 +281,12 @@ def test_a_restart_allows_exactly_what_was_allowed():
     c = _fixed(evs)
     assert c["previous"] is not None and c["original"]["winner"] == "player"
     assert c["result"]["winner"] == "banker"
+    # the same again, or the correction's own seq, is refused saying why
+    why, _ = _correct(r, seq=seq, inputs=["player=2S,5D", "banker=8H,KC"])
+    assert why is not None and "the result as it stands" in why
+    latest = next(e.seq for e in evs if e.type == "result.corrected")
+    why, _ = _correct(r, seq=latest, inputs=["player=9S,KD"])
+    assert why is not None and f"name the result it corrects, seq {seq}" in why
 
 
 # -- the real daemon: tablectl correct through the control socket --------------------------
