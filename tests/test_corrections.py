@@ -393,3 +393,11 @@ def test_an_earlier_hand_corrected_redraws_the_board_at_its_place(tmp_path):
     games = json.loads(out.stdout)
     assert [len(g.get("corrections", [])) for g in games] == [1, 0, 0]
     assert games[0]["corrections"][0]["data"]["result"]["winner"] == want
+
+
+def test_a_hand_corrected_to_its_own_cards_is_refused_as_nothing_to_correct():
+    r, _ = _replay("shoe-line/full-shoe-first-card-burn", 0.5)
+    orig = _last(r, "hand.result")
+    same = [f"player={','.join(orig.data['player'])}", f"banker={','.join(orig.data['banker'])}"]
+    why, evs = _correct(r, seq=orig.seq, inputs=same)
+    assert why is not None and "the result as it stands" in why and not evs
