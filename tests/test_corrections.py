@@ -401,3 +401,19 @@ def test_a_hand_corrected_to_its_own_cards_is_refused_as_nothing_to_correct():
     same = [f"player={','.join(orig.data['player'])}", f"banker={','.join(orig.data['banker'])}"]
     why, evs = _correct(r, seq=orig.seq, inputs=same)
     assert why is not None and "the result as it stands" in why and not evs
+
+
+def test_the_console_log_words_the_corrected_result_as_the_game_does():
+    from structlog.testing import capture_logs
+
+    from daemon.event_log import event_logger
+
+    r, _ = _replay("dice-ref/rounds")
+    orig = _last(r, "dice.result")
+    _, evs = _correct(r, seq=orig.seq, inputs=["faces=4,4,4"])
+    describe = r.table.game.describe
+    with capture_logs() as logs:
+        event_logger("results", describe)(evs)
+    (line,) = [x for x in logs if x["event"].startswith(f"seq {orig.seq} corrected: ")]
+    assert line["event"].endswith(describe.recall("dice.result", _fixed(evs)["result"]))
+    assert line["log_level"] == "warning" and line["ref"] == "INC-2026-0412 cam3 14:02:11"

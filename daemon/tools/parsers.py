@@ -258,8 +258,9 @@ def _correct(sub: Any) -> None:
         "inputs",
         nargs="+",
         metavar="NAME=VALUE",
-        help="the corrected inputs: player=9S,KD banker=8H,2C (baccarat); dragon=KD tiger=2C; "
-        "number=17 (roulette); faces=3,5,6 (Sic Bo); tiles=1p,wd,… dice=2,5,6 (Pai Gow)",
+        help="the corrected inputs, as the table's game names them (docs/procedures.md, "
+        "Result corrections): the cards of a box (player=9S,KD), a number (number=17), "
+        "dice (faces=3,5,6), tiles (tiles=1p,wd,…); a refusal lists the game's",
     )
     co.add_argument("--reason", required=True, help="why: it goes into the journal")
     co.add_argument(
