@@ -5,10 +5,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
+VIEWS := $(VENV)/.views
+DISPLAY_LISTEN ?= 127.0.0.1:8080
 CONFIG ?= config/demo.toml
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test campaign faults bench floor lint lock man install-check clean
+.PHONY: run display test campaign faults bench floor lint lock man install-check clean
 
 $(RUNTIME): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,13 +20,23 @@ $(RUNTIME): pyproject.toml setup.py
 $(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) -e '.[test]'
-	@touch $(STAMP) $(RUNTIME)
+	@touch $(STAMP) $(RUNTIME) $(VIEWS)
 
 run: $(RUNTIME)
 	$(BIN)/tabled --config $(CONFIG)
 
+# the demo table and its display (docs/views.md): open http://$(DISPLAY_LISTEN)/
+display: $(VIEWS)
+	$(BIN)/tabled --config $(CONFIG) & daemon=$$!; trap 'kill $$daemon 2>/dev/null' EXIT INT TERM; \
+	  $(BIN)/tabled-display --from-table $(CONFIG) --listen $(DISPLAY_LISTEN)
+
+$(VIEWS): pyproject.toml setup.py
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) -e '.[views]'
+	@touch $(VIEWS) $(RUNTIME)
+
 test: $(STAMP)
-	$(BIN)/ruff check daemon drivers client bridge tests bench
+	$(BIN)/ruff check daemon drivers client bridge views tests bench
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # the long versions of tests make test runs short (docs/testing.md, The suite's time): run by .ci/run
@@ -44,7 +56,7 @@ floor: $(STAMP)
 	$(BIN)/python -m bench.floor
 
 lint: $(STAMP)
-	$(BIN)/ruff check daemon drivers client bridge tests bench
+	$(BIN)/ruff check daemon drivers client bridge views tests bench
 
 # the hashed lock a table PC installs from (docs/operations.md); refresh after a dependency change
 lock: $(STAMP)

@@ -48,11 +48,13 @@ from daemon.config import (
     load,
     prepare_state_dir,
 )
+from daemon.connections import ConnectionGuard, guard_listeners
 from daemon.control import ControlError, ControlServer, Peer
 from daemon.control_commands import TableCommands
 from daemon.croupier import Croupier
 from daemon.devices import DeviceRunner, DeviceSet
 from daemon.event_log import event_logger
+from daemon.fd_budget import raise_nofile
 from daemon.games import find as game_class
 from daemon.journal import Journal, JournalError
 from daemon.listeners import Listeners
@@ -112,6 +114,7 @@ class Daemon(Liveness):
     async def run(self) -> int:
         s = self.s
         cfg = s.config
+        self.nofile = raise_nofile()  # the connection caps share it out (daemon/connections.py)
         self.security = Security.from_settings(s)  # keys checked before anything opens
         game_cls = game_class(cfg.table.game)
         assert game_cls is not None  # config validation names the game
@@ -187,6 +190,20 @@ class Daemon(Liveness):
                 await server.start()
                 if cfg.control.roles[role]:  # "": the daemon's own group (a demo)
                     _chgrp(s.role_endpoints[role][6:], cfg.control.roles[role])
+            # every bound listener capped: a flood cannot take the table's descriptors
+            auth = self.security.auth
+            roles = zip(s.role_endpoints, self.role_controls, strict=True)
+            self.connections, self.metrics_cap = guard_listeners(
+                [
+                    *self.bus.listeners(),
+                    ("control", self.control.socket),
+                    *((f"control-{role}", server.socket) for role, server in roles),
+                ],
+                cfg.bus.max_connections,
+                metrics=cfg.metrics.port is not None,
+                take_monitor=lambda sock: None if auth is None else auth.take_monitor(sock),
+            )
+            self.connections.start()
         except Exception:
             await self._close_sockets()
             raise
@@ -339,7 +356,7 @@ class Daemon(Liveness):
         metrics = Metrics(self.s.table, self.status)
         self.journal.commit_observers.append(metrics.on_commit)
         self.listeners.add(metrics.on_events)
-        self.metrics_port = metrics.serve(m.address, m.port)
+        self.metrics_port = metrics.serve(m.address, m.port, self.metrics_cap)
         log.info("metrics", url=f"http://{m.address}:{self.metrics_port}/metrics")
         return metrics
 
@@ -372,6 +389,9 @@ class Daemon(Liveness):
         log.info("tabled stopped", last_seq=self.journal.last_seq)
 
     async def _close_sockets(self) -> None:
+        guard: ConnectionGuard | None = getattr(self, "connections", None)
+        if guard is not None:  # first: its copies of the listeners would keep the ports open
+            guard.close()
         for server in getattr(self, "role_controls", []):
             await server.close()
         await self.control.close()
@@ -497,6 +517,7 @@ class Daemon(Liveness):
                 "refused": self.pipeline.stats.refused,
             },
             "bus": dict(self.bus.counters),
+            "connections": self.connections.status(),
             "security": self.security.status(),
             "hooks": self.hooks.status() if getattr(self, "hooks", None) is not None else None,
         }

@@ -128,6 +128,12 @@ class Bus:
         self.pub.close()
         self.replay.close_socket()
 
+    def listeners(self) -> list[tuple[str, Any]]:
+        """The bound server sockets by name (publish, replay): whose connections are capped."""
+        return [
+            (n, s) for n, s in (("publish", self.pub._pub), ("replay", self.replay._router)) if s
+        ]
+
     @property
     def head(self) -> tuple[int, str] | None:
         """``(seq, hash)`` of the last event published (:attr:`Publisher.published`)."""

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from daemon.procedures.paytable import problems as paytable_problems
 from daemon.validate import check, endpoint_problem
 from drivers.base import DriverError, driver_class
 
@@ -80,11 +81,11 @@ class BusSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     publish: str = "tcp://127.0.0.1:7700"
     replay: str = "tcp://127.0.0.1:7701"
     heartbeat_interval: Annotated[float, msgspec.Meta(gt=0, le=60)] = 1.0
-    #: publisher queue per subscriber; past it a slow subscriber loses
-    #: messages (it sees the seq gap and repairs it from replay).
+    #: publisher queue per subscriber; past it a slow one loses messages (repaired by replay)
     sndhwm: Annotated[int, msgspec.Meta(ge=1)] = 10000
     replay_hwm: Annotated[int, msgspec.Meta(ge=1)] = 1000
     replay_max: Annotated[int, msgspec.Meta(ge=1)] = 1_000_000
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] = 1000
 
 
 class ControlSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -194,7 +195,10 @@ def _check_rules_against(
     game: Any, i: int, drv: str, cls: Any, dev: dict[str, Any], errors: list[str]
 ) -> None:
     """A house rule the device cannot inform is refused, never silently ignored."""
-    if not isinstance(game, dict) or "min_ball_revolutions" not in game:
+    if not isinstance(game, dict):
+        return
+    keys = [k for k in ("min_ball_revolutions", "max_ball_revolutions") if k in game]
+    if not keys:
         return
     reports = getattr(cls, "reports_ball_revolutions", None)
     if reports is None:
@@ -202,10 +206,11 @@ def _check_rules_against(
     driver = cls(msgspec.convert(dev.get("options", {}), cls.Options))
     why = driver.reports_ball_revolutions()
     if why is not None:
-        errors.append(
-            f"game.min_ball_revolutions: devices[{i}] ({drv}) {why}, so the rule could never "
+        errors += [
+            f"game.{key}: devices[{i}] ({drv}) {why}, so the rule could never "
             "be applied; remove the key (or use a Mercury 360 at the extended level)"
-        )
+            for key in keys
+        ]
 
 
 def _check_simulator(i: int, cls: Any, opts: dict[str, Any], sim: Any, errors: list[str]) -> None:
@@ -257,6 +262,7 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
             errors.append(f'table.game: unknown game "{game_name}" (known: {known})')
         else:
             check(raw.get("game", {}), rules_type, "game", errors)
+            errors += paytable_problems(game_name, rules_type, raw.get("game", {}))
     device_types: dict[str, Any] = {}
     names: set[str] = set()
     for i, dev in enumerate(raw.get("devices", []) if isinstance(raw.get("devices"), list) else []):

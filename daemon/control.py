@@ -62,7 +62,15 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon.ipc import EndpointError, bind, ipc_path, prepare_ipc, probe_unix
+from daemon.ipc import (
+    BACKLOG,
+    HANDSHAKE_IVL_MS,
+    EndpointError,
+    bind,
+    ipc_path,
+    prepare_ipc,
+    probe_unix,
+)
 from daemon.zmq_loop import LoopSocket, Message
 
 if TYPE_CHECKING:
@@ -257,6 +265,8 @@ class ControlServer:
             sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
             sock.setsockopt(zmq.SNDHWM, 1000)
             sock.setsockopt(zmq.RCVHWM, 1000)
+            sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_IVL_MS)
+            sock.setsockopt(zmq.BACKLOG, BACKLOG)
             if self.curve is not None:  # before bind: no moment without CURVE
                 self.curve.apply(sock, "control")
             prepare_ipc(self.endpoint)  # directory, stale file (re-checked: no race window)
@@ -302,6 +312,11 @@ class ControlServer:
                 if (st.st_dev, st.st_ino) == self._ipc_inode:
                     os.unlink(path)
             self._ipc_inode = None
+
+    @property
+    def socket(self) -> zmq.Socket[Any] | None:
+        """The bound ROUTER (None before start and after close): whose connections are capped."""
+        return self._sock
 
     def _on_request(self, msg: Message) -> None:
         """One message from the socket (in the reader callback): refused or answered at

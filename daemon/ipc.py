@@ -18,6 +18,14 @@ from pathlib import Path
 
 import zmq
 
+#: ZMQ_HANDSHAKE_IVL of every server socket: a peer that has not finished its handshake
+#: by then (an idle TCP connection: no key, no greeting) is dropped and frees its descriptor
+#: (``daemon/connections.py`` caps how many there are meanwhile)
+HANDSHAKE_IVL_MS = 5000
+#: ZMQ_BACKLOG of every server socket: the connections the kernel completes that libzmq has
+#: not accepted yet; a listener at its cap may still accept these (the budget counts them)
+BACKLOG = 32
+
 
 class EndpointError(OSError):
     """An endpoint cannot be bound: in use, served by someone else, or not creatable."""
@@ -107,9 +115,50 @@ def bind(sock: zmq.Socket, endpoint: str, role: str) -> None:
         hint = ""
         if e.errno == zmq.EADDRINUSE:
             hint = " (address in use: is another tabled running, or is the port taken?)"
+            port = endpoint.rpartition(":")[2]
+            if endpoint.startswith("tcp://") and port.isdigit():
+                hint = port_taken(int(port)) or hint
         raise EndpointError(
             f"cannot bind the {role} socket to {endpoint}: {e.strerror}{hint}"
         ) from e
+
+
+_TCP_STATES = {"01": "established", "06": "time-wait", "08": "close-wait", "0A": "listening"}
+
+
+def port_taken(port: int) -> str | None:
+    """Who holds a TCP ``port`` on this host, in words (``/proc/net/tcp``), for an
+    "address in use": a listener (another daemon), or a connection that has it as its own
+    port, which is what an outgoing connection is given from the kernel's ephemeral range
+    while the daemon is stopped (then a restart fails, however clean the stop)."""
+    states: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) > 3 and int(f[1].rpartition(":")[2], 16) == port:
+                states.add(_TCP_STATES.get(f[3], "closing"))
+    if not states:
+        return None
+    if "listening" in states:
+        return f" (address in use: a socket listens on port {port}: is another tabled running?)"
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    where = (
+        f"inside the range {low}-{high} the kernel gives outgoing connections "
+        "(net.ipv4.ip_local_port_range): choose a port below it"
+        if low <= port <= high
+        else "a connection bound to it by hand"
+    )
+    return (
+        f" (address in use: no one listens on port {port}, but a connection uses it as its own port "
+        f"({', '.join(sorted(states))}): a client's outgoing port; the port is {where})"
+    )
 
 
 def bind_checked(sock: zmq.Socket, endpoint: str, role: str) -> str:

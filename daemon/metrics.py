@@ -2,7 +2,8 @@
 
 ``[metrics] port`` turns it on, on ``127.0.0.1`` unless ``address`` says otherwise
 (a scraper on the PC, or a reverse proxy, reaches it; the table's network does not).
-prometheus_client does the exposition; this module only says what is measured.
+prometheus_client does the exposition; this module only says what is measured, and
+``daemon/metrics_http.py`` serves it on the loop, with a fixed number of connections.
 Device, bus and alarm figures are read at scrape time from the daemon's own
 counters (one source of truth with ``tablectl status``); commit latency, commit
 failures and events by type are counted as they happen. The names and a sample
@@ -14,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -131,13 +138,16 @@ class Metrics:
             if ev.type == "alarm.raised":
                 self.alarms_raised.labels(str(ev.data.get("kind", "?"))).inc()
 
-    def serve(self, address: str, port: int) -> int:
-        """Start the endpoint (a thread of prometheus_client's); the port it listens on."""
-        self._server, _thread = start_http_server(port, addr=address, registry=self.registry)
-        return int(self._server.server_address[1])
+    def serve(self, address: str, port: int, cap: int = 8) -> int:
+        """Start the endpoint on the running loop, ``cap`` connections at most; its port."""
+        from daemon.metrics_http import MetricsServer
+
+        self._server = MetricsServer(
+            lambda: generate_latest(self.registry), CONTENT_TYPE_LATEST, cap=cap
+        )
+        return self._server.start(address, port)
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.close()
             self._server = None

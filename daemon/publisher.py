@@ -38,7 +38,7 @@ import zmq
 import zmq.asyncio
 
 from daemon.events import SCHEMA_VERSION, Event, canonical
-from daemon.ipc import bind_checked
+from daemon.ipc import BACKLOG, HANDSHAKE_IVL_MS, bind_checked
 
 #: the flags of an event's two frames, as ints (zmq's enums cost a call per use)
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
@@ -113,6 +113,8 @@ class Publisher:
         self._pub = pub
         pub.setsockopt(zmq.LINGER, self.linger_ms)
         pub.setsockopt(zmq.SNDHWM, self.sndhwm)
+        pub.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_IVL_MS)
+        pub.setsockopt(zmq.BACKLOG, BACKLOG)
         if self.nodrop:
             pub.setsockopt(zmq.XPUB_NODROP, 1)
         if self.curve is not None:

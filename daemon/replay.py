@@ -21,6 +21,7 @@ from daemon.config import ConfigError, Settings
 from daemon.events import Event
 from daemon.games import find as game_class
 from daemon.journal import Batch, Journal
+from daemon.procedures.paytable import problems as paytable_problems
 from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
 from daemon.validate import check
 from drivers.base import Driver, driver_class
@@ -105,6 +106,7 @@ class Replayer:
         errors: list[str] = []
         check(opts, drv_cls.Options, "options", errors)
         check(rules, game_cls.Rules, "game", errors)
+        errors += paytable_problems(game_cls.name, game_cls.Rules, rules)
         if errors:
             raise ConfigError(cap.path, errors)
         name = h.get("name", "device")

@@ -53,7 +53,7 @@ import zmq.asyncio
 
 from daemon import journal
 from daemon.events import canonical
-from daemon.ipc import bind_checked
+from daemon.ipc import BACKLOG, HANDSHAKE_IVL_MS, bind_checked
 from daemon.publisher import BusError
 
 if TYPE_CHECKING:
@@ -135,6 +135,8 @@ class ReplayServer:
         router.setsockopt(zmq.SNDHWM, self.replay_hwm)
         router.setsockopt(zmq.RCVHWM, 1000)
         router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        router.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_IVL_MS)
+        router.setsockopt(zmq.BACKLOG, BACKLOG)
         router.setsockopt(zmq.MAXMSGSIZE, 65536)  # beyond: disconnected by libzmq
         if self.curve is not None:
             self.curve.apply(router, "replay")

@@ -457,9 +457,14 @@ class Table:
         """
         assert self._sealer is not None
         after: TableState = d.state()
-        words = self._sealer(t.game, inp, after.game)
-        if d.sealed_words:
-            words = {*words, *d.sealed_words}
+        in_play = getattr(self.game, "secret_in_play", None)
+        words: Any = set()
+        # A decision that ends the secret (a hole card dealt and turned over by the same
+        # reading, a void) publishes the card with its opening: nothing of it to seal.
+        if in_play is None or in_play(after.game):
+            words = self._sealer(t.game, inp, after.game)
+            if d.sealed_words:
+                words = {*words, *d.sealed_words}
         if words and seal_drafts(
             d.drafts,
             words,
@@ -468,7 +473,6 @@ class Table:
         ):
             d.base, d._folded = t, 0  # fold again: the seals go into the state
             after = d.state()
-        in_play = getattr(self.game, "secret_in_play", None)
         if after.sealed and (in_play is None or not in_play(after.game)):
             d.add("secret.opened", opened=list(after.sealed))
 

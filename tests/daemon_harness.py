@@ -34,7 +34,27 @@ def _die_with_parent() -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
+    """A free TCP port below the kernel's range for outgoing connections: one from inside it
+    (what binding port 0 gives) may be taken by any outgoing connection on the host while a
+    daemon under test is stopped, and its restart then fails with "address in use"
+    (``tests/test_descriptor_exhaustion.py``)."""
+    import random
+
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.SystemRandom()
+    for _ in range(100):
+        port = rng.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # a host whose low ports are all taken: any free one
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 

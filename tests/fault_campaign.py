@@ -32,6 +32,9 @@ with one clear line — never reporting healthy while stuck.
 8. id eviction (issue 28 item 8): a committed request id, evicted by 4,200 ``status``
    requests from another client, retried from a new connection and after a kill or a
    stop and restart: answered as committed at its seq, in the journal once.
+9. descriptor exhaustion: idle TCP connections up to the hard limit (1,024) on every network port
+   (publish, replay, metrics), round after round, commands acknowledged meanwhile: the daemon
+   keeps a reserve of descriptors, answers status, and stops cleanly (docs/security.md).
 
 It prints its counts (kills, faults injected, events checked) and its duration; any broken
 promise is an AssertionError naming it (exit 1).
@@ -83,6 +86,7 @@ COUNTS = {
     "refusals": 0,
     "replays_cut": 0,
     "replays_slow": 0,
+    "connections": 0,
 }
 
 
@@ -536,6 +540,70 @@ def two_daemons(work: Path, rounds: int) -> None:
     log(f"  two daemons: {rounds} races, one daemon ran each time")
 
 
+# -- descriptor exhaustion (issue 28, item 7) -------------------------------------------------------
+
+
+def descriptor_exhaustion(work: Path, rounds: int) -> None:
+    """Idle connections up to the hard limit on every network port, round after round, while
+    commands are acknowledged: the daemon never stops, never holds its last descriptors, and
+    status answers every round; the four promises after the last (``docs/security.md``)."""
+    from daemon_harness import free_port
+    from test_descriptor_exhaustion import descriptors, limited, open_idle
+
+    limit = 1024  # systemd's soft default: what the daemon had before the unit set LimitNOFILE
+    metrics = free_port()
+    cfg = write_config(
+        work, sim="seed = 37\npace = 0.003\n", extra=f"{TECHNICIAN}\n[metrics]\nport = {metrics}\n"
+    )
+    pub, rep = endpoints(cfg)
+    ports = [int(pub.rsplit(":", 1)[1]), int(rep.rsplit(":", 1)[1]), metrics]
+    tap = LiveTap(pub)
+    acked: set[str] = set()
+    d = limited(Daemon(cfg), limit)
+    client = ControlClient(load(cfg).control_endpoint, timeout=5.0, actor="campaign")
+    most = opened = 0
+    try:
+        d.start()
+        assert d.proc is not None
+        for r in range(rounds):
+            flood: list[Any] = []
+            try:
+                for port in ports:
+                    flood += open_idle(port, limit)
+                opened += len(flood)
+                COUNTS["faults"] += 1
+                for _ in range(10):
+                    ack(client, f"flood{r}", acked)
+                    tap.drain()
+                status = client.call("status")
+                assert status["table"] == "it"
+                most = max(most, descriptors(d.proc.pid))
+                assert most < limit - 100, f"{most} descriptors held of {limit}"
+            finally:
+                for s in flood:
+                    s.close()
+        assert d.proc.poll() is None, "the daemon stopped under the flood"
+        conns = client.call("status")["connections"]
+    finally:
+        client.close()
+        code = d.stop() if d.proc is not None and d.proc.poll() is None else None
+        d.close()
+    assert code == 0, d.log.read_text()[-3000:]
+    tap.drain()
+    check(cfg, work / "state", tap, acked, [])
+    tap.close()
+    cut = sum(c["cut"] for c in conns.values())
+    capped = sum(c["capped"] for c in conns.values())
+    evicted = sum(c["evicted"] for c in conns.values())
+    COUNTS["connections"] += opened
+    log(
+        f"  descriptor exhaustion: {rounds} floods of {opened} connections in all (limit "
+        f"{limit}), most descriptors held {most}, closed at the cap {capped} times, {evicted} in "
+        f"their handshake evicted, {cut} cut past "
+        f"a cap, {len(acked)} acknowledged commands kept"
+    )
+
+
 def _race(a: Daemon, b: Daemon, timeout: float) -> list[Daemon]:
     """Which of two daemons said READY=1, once the other has exited (or the time is up)."""
     import select
@@ -881,6 +949,7 @@ def main() -> int:
             *journal_parts(a.quick),
             ("malformed commands", lambda w: malformed_commands(w, rng, 100 if a.quick else 1500)),
             ("id eviction", lambda w: id_eviction(w, rng, 1 if a.quick else 6)),
+            ("descriptor exhaustion", lambda w: descriptor_exhaustion(w, 1 if a.quick else 5)),
         ]
         for name, fn in parts:
             log(f"{name} …")
@@ -897,7 +966,8 @@ def main() -> int:
         f"mid-replay {COUNTS['replays_cut']}, replays asked again after 2 s "
         f"{COUNTS['replays_slow']}, hard links refused {COUNTS.get('hard_links', 0)}, "
         f"restored backups refused {COUNTS.get('restores', 0)}, relabelled columns found "
-        f"{COUNTS.get('relabels', 0)}"
+        f"{COUNTS.get('relabels', 0)}, "
+        f"idle connections opened {COUNTS['connections']}"
     )
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ RUN = {
     ("README.md", "from daemon.subscriber import Follower"): "follower",
     ("docs/floor.md", "from tabled_client.floor import FloorFollower"): "test_floor_backend.py",
     ("docs/architecture.md", "class MyGame:"): "sketch",
+    ("docs/settlement.md", "def settle_capture(path: str)"): "settle",
 }
 
 
@@ -102,3 +104,69 @@ def test_the_subscriber_sample_follows_a_live_table(tmp_path, path):
         d.stop()
         d.close()
     assert seen == list(range(1, 21))
+
+
+def _by_hand(game: str, d: dict) -> Decimal:
+    """What BETS return on one result, from the seeds' ratios counted here, not by settle."""
+    back = Decimal(0)
+    if game == "baccarat":  # commission: banker 0.95, player 1, tie 8, pairs 11; a tie returns
+        w = d["winner"]
+        back += {"banker": Decimal("195"), "tie": 100, "player": 0}[w]
+        back += {"player": 100, "tie": 50, "banker": 0}[w]
+        back += 90 if w == "tie" else 0
+        back += 60 if d["banker_pair"] else 0
+    elif game == "dragon-tiger":  # 1:1, tie 10:1, half back on a tie
+        w = d["winner"]
+        back += {"dragon": 200, "tiger": 40, "tie": 50 + 10 + 110}[w]
+    elif game == "sicbo":
+        f, t = d["faces"], sum(d["faces"])
+        triple = len(set(f)) == 1
+        back += 200 if not triple else 0  # big or small wins unless a triple
+        back += 20 * (1 + f.count(6)) if 6 in f else 0
+        back += 5 * 7 if t == 10 else 0
+    elif game == "roulette":
+        n = d["number"]
+        back += 200 if d["color"] == "red" else 0
+        back += 180 if n == 17 else 0
+        back += 60 if 13 <= n <= 24 else 0
+        back += 180 if n in (0, 1) else 0
+    elif game == "paigow":
+        rows = {r["position"]: r for r in d["positions"]}
+        back += Decimal("195") if rows["player1"]["result"] == "win" else 0
+        back += Decimal("195") if rows["player3"]["result"] == "lose" else 0
+        back += 70 if rows["player2"]["pair"] else 0
+    elif game == "blackjack":
+        for b in d["boxes"]:
+            for h in b["hands"]:
+                back += 100 * (h["bet"] + Decimal(str(h["net"])))
+    return back
+
+
+@pytest.mark.parametrize(
+    ("capture", "game"),
+    [
+        ("shoe-line/full-shoe-first-card-burn", "baccarat"),
+        ("dragon-tiger/full-shoe", "dragon-tiger"),
+        ("dice-ref/rounds", "sicbo"),
+        ("cammegh-ss2/studio-selftest-2025-09", "roulette"),
+        ("tile-line/random-rounds", "paigow"),
+        ("blackjack/whole-shoe", "blackjack"),
+    ],
+)
+def test_the_settlement_sample_settles_a_whole_capture(capture, game):
+    """docs/settlement.md's backend, as printed, on a capture of each game: every result settled,
+    and what it returns is what the results' facts and the seeds' ratios give counted by hand."""
+    [code] = [c for p, c in samples() if how(p, c) == "settle"]
+    ns: dict = {}
+    exec(compile(code, "docs/settlement.md", "exec"), ns)
+    path = ROOT / "tests" / "captures" / f"{capture}.expected.jsonl"
+    rounds, staked, returned = ns["settle_capture"](str(path))
+    results = [
+        e["data"]
+        for e in map(json.loads, path.read_bytes().splitlines())
+        if e["type"] in ("hand.result", "spin.result", "dice.result", "round.result")
+    ]
+    assert rounds == len(results) > 0
+    assert returned == sum((_by_hand(game, d) for d in results), Decimal(0))
+    per_round = 100 * len(results) if game == "blackjack" else None
+    assert staked > 0 and (per_round is None or staked >= per_round)

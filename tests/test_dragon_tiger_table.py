@@ -59,7 +59,8 @@ def test_one_card_each_dragon_first_and_the_result_carries_every_fact():
     ]
     res = of(evs, "hand.result")[0]
     fields = {f.name for f in dataclasses.fields(DragonTigerResult)}
-    assert set(res) == fields | {"shoe", "hand", "demo", "roads"}
+    assert set(res) == fields | {"shoe", "hand", "demo", "roads", "paytable"}
+    assert res.pop("paytable") == "standard"  # seed 002, the one shipped Dragon Tiger paytable
     # the table publishes the rules' own verdict (hand-checked in test_dragon_tiger_rules.py)
     roads = res.pop("roads")
     assert res == result("KH", "7C").to_data() | {"shoe": 1, "hand": 1, "demo": False}

@@ -24,6 +24,7 @@ journal at every restart and at the end is the state the table played on.
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import msgspec
 import pytest
@@ -31,6 +32,7 @@ import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from daemon import event_log
 from daemon.capture import format_time, parse
 from daemon.event_log import log_events
 from daemon.games.blackjack.commitments import check_secrets
@@ -163,7 +165,11 @@ class Play:
         self.sent = len(r.events)
         hidden = [h for h in self.holes if h not in self.shown]
         if new:
-            with structlog.testing.capture_logs() as logs:
+            # a fresh logger: the module's may be cached on an earlier test's closed output
+            with (
+                structlog.testing.capture_logs() as logs,
+                mock.patch.object(event_log, "log", structlog.get_logger("tabled")),
+            ):
                 log_events(new, r.table.game.describe)
             text = repr(logs)
         for ev in new:

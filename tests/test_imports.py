@@ -153,6 +153,20 @@ def test_no_game_imports_another_game():
     assert not crossing, "\n".join(crossing)
 
 
+def test_views_import_only_the_client_library():
+    """views/ (tabled-display) is a backend of the bus: it imports tabled_client, never the
+    daemon, the drivers or the bridge, so it can show only what the table published."""
+    crossing = []
+    for path in sorted((ROOT / "views").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            bad = {n.split(".")[0] for n in names} & {"daemon", "drivers", "bridge", "bench"}
+            crossing += [f"{path.relative_to(ROOT)} imports {b}" for b in sorted(bad)]
+    assert not crossing, "\n".join(crossing)
+
+
 def test_no_import_cycles():
     found = cycles(graph())
     assert not found, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in found)

@@ -231,6 +231,11 @@ EXPECTED: dict[str, tuple[int, dict[str, int], dict[str, int]]] = {
         {"impossible-state": 1, "number-out-of-sequence": 1},
     ),
     "cammegh-ss2/synthetic-repeat-number.log": (2, {}, {"repeat-number": 1}),
+    "cammegh-ss2/synthetic-procedure-checks.log": (
+        5,
+        {},
+        {"rotor-speed": 1, "rotor-not-alternated": 1, "spin-pace": 1},
+    ),
     "cammegh-ss2/synthetic-double-zero.log": (4, {}, {}),
     "cammegh-m360/basic.log": (3, {"no-winning-number": 1}, {"repeat-number": 1}),
     "cammegh-m360/advanced.log": (4, {"wheel-void": 1, "ball-direction": 1}, {}),

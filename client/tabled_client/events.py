@@ -126,6 +126,9 @@ class AlarmRaisedData(Data):
     dropped: int | UnsetType = UNSET
     # decide-failed (error above: the exception's type): where in the code it was raised
     where: str | UnsetType = UNSET
+    # a roulette procedure check: what was measured and the house's limit it passed
+    figure: float | UnsetType = UNSET
+    limit: float | UnsetType = UNSET
 
 
 class AlarmRepeatedData(Data):
@@ -459,6 +462,8 @@ class HandOutcomeData(Data):
     blackjack_pays: str | UnsetType = UNSET
     insurance_pays: str | UnsetType = UNSET
     rule: str | UnsetType = UNSET
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class HoleCard(Data):
@@ -617,6 +622,8 @@ class SpinResultData(Data):
     wheel_spin: int | UnsetType | None = UNSET
     wheel_state: int | UnsetType | None = UNSET
     mono: float | UnsetType | None = UNSET
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class SpinVoidData(Data):
@@ -750,6 +757,8 @@ class DiceResultData(Data):
     face_counts: dict[str, int]
     shakes: int
     reshakes: int
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 class DiceRejectedData(Data):
@@ -862,6 +871,8 @@ class RoundResultData(Data):
     winners: list[str]
     pairs: list[str]
     rule: str
+    #: the paytable in force (``[game] paytable``): what a backend pays this result by
+    paytable: str | UnsetType = UNSET
 
 
 # -- the envelope and the union -----------------------------------------------------------------------

@@ -50,6 +50,10 @@ class RoundRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: ``betting_seconds`` (None: people or backends open and close betting).
     betting_seconds: Annotated[float, msgspec.Meta(gt=0)] | None = None
     settle_seconds: Annotated[float, msgspec.Meta(ge=0)] = 3.0
+    #: the paytable in force (None: the game's shipped default, ``docs/settlement.md``), and the
+    #: house's own paytables by name (``[game.paytables.<name>]``: a bet spot = its ratio)
+    paytable: str | None = None
+    paytables: dict[str, dict[str, Any]] = {}
 
 
 def round_commands(close_help: str) -> dict[str, CommandSpec]:

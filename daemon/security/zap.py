@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import structlog
 import zmq
@@ -89,7 +89,8 @@ class Authenticator:
         self.counters: dict[str, int] = {"zap.allowed": 0, "zap.denied": 0}
         self._sock: zmq.asyncio.Socket | None = None
         self._task: asyncio.Task[None] | None = None
-        self._monitors: list[tuple[zmq.asyncio.Socket, asyncio.Task[None]]] = []
+        #: (monitor, its task, the socket watched, its name); the socket None once taken over
+        self._monitors: list[tuple[zmq.asyncio.Socket, asyncio.Task[None], Any, str]] = []
         self._sockets: dict[str, list[tuple[str, zmq.asyncio.Socket]]] = {}
         self.admitted: dict[str, set[bytes]] = {}  # domain → every key it let in since start
         self._throttle = _Throttle()
@@ -117,12 +118,12 @@ class Authenticator:
         self._task = asyncio.create_task(self._serve(), name="zap-authenticator")
 
     async def close(self) -> None:
-        tasks = [t for t in (self._task, *(t for _, t in self._monitors)) if t is not None]
+        tasks = [t for t in (self._task, *(m[1] for m in self._monitors)) if t is not None]
         for t in tasks:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        for mon, _ in self._monitors:
+        for mon, *_ in self._monitors:
             mon.close(linger=0)
         self._monitors.clear()
         self._sockets.clear()
@@ -213,7 +214,19 @@ class Authenticator:
             self.counters.setdefault(f"{name}.{k}", 0)
         mon = sock.get_monitor_socket(_HANDSHAKE_EVENTS)
         task = asyncio.create_task(self._monitor(mon, name), name=f"monitor {name}")
-        self._monitors.append((mon, task))
+        self._monitors.append((mon, task, sock, name))
+
+    def take_monitor(self, sock: Any) -> Callable[[dict[str, Any]], None] | None:
+        """Hand ``sock``'s handshake events over to another monitor (libzmq keeps one a
+        socket: the connection caps', ``daemon/connections.py``); returns what it calls with
+        each event, on the loop, or None when ``sock`` is not watched here."""
+        for i, (mon, task, watched, name) in enumerate(self._monitors):
+            if watched is sock:
+                task.cancel()
+                mon.close(linger=0)
+                self._monitors[i] = (mon, task, None, name)
+                return lambda ev, n=name: self.handshake_event(n, ev)
+        return None
 
     async def _monitor(self, mon: zmq.asyncio.Socket, name: str) -> None:
         while True:
@@ -221,31 +234,35 @@ class Authenticator:
                 ev = parse_monitor_message(await mon.recv_multipart())
             except zmq.ZMQError:
                 return  # the context is going away
-            kind = ev["event"]
-            if kind == zmq.EVENT_MONITOR_STOPPED:
+            if ev["event"] == zmq.EVENT_MONITOR_STOPPED:
                 return
-            if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                self.counters[f"{name}.handshakes"] += 1
-                continue
-            what = {
-                zmq.EVENT_HANDSHAKE_FAILED_AUTH: "failed_auth",
-                zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "failed_protocol",
-            }.get(kind, "failed_other")
-            self.counters[f"{name}.{what}"] += 1
-            if what == "failed_auth":
-                continue  # ZAP logged it, with the address and key
-            skipped = self._throttle(("handshake", name, what))
-            if skipped is not None:
-                log.warning(
-                    "handshake failed",
-                    socket=name,
-                    endpoint=ev["endpoint"].decode("utf-8", "replace"),
-                    reason="protocol error (a plain client, or a wrong server key?)"
-                    if what == "failed_protocol"
-                    else "no detail (the peer left mid-handshake?)",
-                    code=int(ev["value"]),
-                    not_logged_since=skipped,
-                )
+            self.handshake_event(name, ev)
+
+    def handshake_event(self, name: str, ev: dict[str, Any]) -> None:
+        """One handshake event of the socket ``name``: counted, a failure logged."""
+        kind = ev["event"]
+        if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+            self.counters[f"{name}.handshakes"] += 1
+            return
+        what = {
+            zmq.EVENT_HANDSHAKE_FAILED_AUTH: "failed_auth",
+            zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL: "failed_protocol",
+        }.get(kind, "failed_other")
+        self.counters[f"{name}.{what}"] += 1
+        if what == "failed_auth":
+            return  # ZAP logged it, with the address and key
+        skipped = self._throttle(("handshake", name, what))
+        if skipped is not None:
+            log.warning(
+                "handshake failed",
+                socket=name,
+                endpoint=ev["endpoint"].decode("utf-8", "replace"),
+                reason="protocol error (a plain client, or a wrong server key?)"
+                if what == "failed_protocol"
+                else "no detail (the peer left mid-handshake?)",
+                code=int(ev["value"]),
+                not_logged_since=skipped,
+            )
 
     @property
     def failures(self) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 from daemon.games.blackjack import rules as r
 from daemon.games.blackjack.state import BlackjackRules, Box, Round
+from daemon.procedures.paytable import in_force
 from daemon.procedures.shoe import ShoeState
 from daemon.procedures.shoe.dealing import end_shoe_after
 from daemon.table import Decision
@@ -64,6 +65,7 @@ def settle(rules: BlackjackRules, s: ShoeState, rd: Round, d: Decision) -> None:
         blackjack_pays=rules.blackjack_pays,
         insurance_pays=rules.insurance_pays,
         rule=R_SETTLE,
+        paytable=in_force("blackjack", rules),
     )
     end_shoe_after(s, d, s.hand, cards_out=s.out, rule=R_RESHUFFLE)
 

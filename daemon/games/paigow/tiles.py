@@ -29,6 +29,7 @@ from daemon.games.paigow.state import (
     PaiGowRules,
     PaiGowState,
 )
+from daemon.procedures.paytable import in_force
 from daemon.procedures.round import RoundGame
 from daemon.table import Command, Decision, TableState, raise_alarm
 from drivers.tile_readings import tile
@@ -238,4 +239,5 @@ class PaiGowTiles(RoundGame):
             tiles=list(tiles),
             **rules.verdict(hands, self.rules.zero_hands),
             rule=R_BANKER,
+            paytable=in_force(self.name, self.rules),
         )

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tabled_client import paytables
+
+from daemon.games.roulette import procedure
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.state import (
     IN_PLAY,
@@ -95,6 +98,8 @@ class RouletteRound(RouletteParts):
     def _start(self, t: TableState, d: Decision, at: _At, *, late: bool) -> None:
         """seed 003 IV §3.1.1: the ball is in the rim; bets stay open until no more bets."""
         g: RouletteState = d.state().game
+        if not late:
+            procedure.check_start(self.rules, t, d, g, at.r, at.mono, at.device, at.frames)
         data = self._common(g, at)
         data["spin"] = g.spin + 1
         d.add(
@@ -253,6 +258,7 @@ class RouletteRound(RouletteParts):
                 at=at,
             )
             return
+        procedure.check_revolutions(self.rules, t, d, revs, at.device, at.frames)
         if number is None:
             n, source = pending, "number-line"
         else:
@@ -320,6 +326,8 @@ class RouletteRound(RouletteParts):
             complete=not g.partial,
             respin=g.respin,
             **extra,
+            paytable=self.rules.paytable
+            or paytables.default_for("roulette", self.rules.double_zero),
         )
 
     def _mismatch(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -50,8 +50,24 @@ class RouletteRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     fault_stops_play: bool = True
     #: whose flag table the status frames use: SlingShot 2 or Mercury 360 (vendor M360 guide).
     wheel_model: Literal["ss2", "m360"] = "ss2"
+    #: house procedure checks (alarms, never voids; daemon/games/roulette/procedure.py): the
+    #: rotor's direction alternates between spins, its speed (rpm) and the ball's revolutions
+    #: inside the house's range, at most so many spins an hour between consecutive games.
+    #: None/false: unchecked
+    alternate_rotor: bool = False
+    rotor_rpm_min: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    rotor_rpm_max: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    max_ball_revolutions: Annotated[int, msgspec.Meta(ge=1, le=100)] | None = None
+    max_spins_per_hour: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    #: the paytable in force (None: the game's shipped default, ``docs/settlement.md``), and the
+    #: house's own paytables by name (``[game.paytables.<name>]``: a bet spot = its ratio)
+    paytable: str | None = None
+    paytables: dict[str, dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
+        low, high = self.rotor_rpm_min, self.rotor_rpm_max
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"rotor_rpm_min ({low:g}) is above rotor_rpm_max ({high:g})")
         v = self.launch_fail_void_after
         if v is not None and v < self.launch_fail_window:
             raise ValueError(
@@ -84,6 +100,10 @@ class RouletteState(msgspec.Struct, frozen=True):
     link_gap: bool = True  # a restart or a link loss since the last frame was judged
     boot: str | None = None  # the boot whose monotonic clock the saved times are on
     clock_lost: bool = False  # restarted on another boot: restart the windows at resync
+    # the last spin.started's wheel counter and time, for the procedure checks (None: not
+    # comparable: a restart or a lost link since)
+    started_wheel_spin: int | None = None
+    started_mono: float | None = None
 
 
 class RouletteParts:

@@ -70,7 +70,7 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
     name: ClassVar[str] = "roulette"
     Rules: ClassVar[type[RouletteRules]] = RouletteRules
     State: ClassVar[type[RouletteState]] = RouletteState
-    STATE_VERSION: ClassVar[int] = 1
+    STATE_VERSION: ClassVar[int] = 2
     describe: ClassVar[Describer] = RouletteDescriber()
     commands: ClassVar[dict[str, CommandSpec]] = {
         "spin.void": spec(
@@ -133,9 +133,9 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
         if type_ == "daemon.started":
             boot = data.get("boot")
             lost = g.clock_lost or boot is None or boot != g.boot
-            return rep(g, link_gap=True, boot=boot, clock_lost=lost)
+            return rep(g, link_gap=True, boot=boot, clock_lost=lost, started_wheel_spin=None)
         if type_ in ("device.stale", "device.disconnected"):
-            return g if g.link_gap else rep(g, link_gap=True)
+            return g if g.link_gap else rep(g, link_gap=True, started_wheel_spin=None)
         if type_ == "alarm.raised":
             if data.get("kind") == "launch-failure":
                 return rep(g, launch_alarm=data["id"])
@@ -173,6 +173,8 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
                 pending=None,
                 rotor_direction=data.get("rotor_direction"),
                 rotor_rpm=data.get("rotor_rpm"),
+                started_wheel_spin=None if late else data.get("wheel_spin"),
+                started_mono=data.get("mono"),
             )
         if type_ == "betting.closed":
             return rep(g, phase="closed", closed=True)

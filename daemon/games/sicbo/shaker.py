@@ -25,6 +25,7 @@ from daemon.games.sicbo.state import (
     DiceState,
     SicBoRules,
 )
+from daemon.procedures.paytable import in_force
 from daemon.procedures.round import RoundGame
 from daemon.table import (
     R_NOISE,
@@ -102,6 +103,7 @@ class SicBoShaker(RoundGame):
                 shakes=g.shakes,
                 reshakes=g.reshakes,
                 **sicbo.result(faces),
+                paytable=in_force(self.name, self.rules),
             )
             return
         if g.phase in THROWING:

@@ -8,6 +8,7 @@ import msgspec
 
 from daemon.events import draft
 from daemon.games import roads
+from daemon.procedures.paytable import in_force
 from daemon.procedures.shoe.state import (
     Held,
     ShoeParts,
@@ -333,6 +334,7 @@ class ShoeDealing(ShoeParts):
             return
         # the scoreboards ride on the result, so an overlay draws them without the rules
         data["roads"] = roads.update((*s.board(), data["winner"]), hands.boxes)
+        data["paytable"] = in_force(self.name, self.rules)
         d.drafts.append(draft("hand.result", data))  # ours, fresh: no copy into keywords
         end_shoe_after(s, d, hand, cards_out=s.out + 1)
 

@@ -51,6 +51,10 @@ class ShoeRules(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: a new shoe starts only from a shuffler's completed shuffle with the right card count
     #: (a counting shuffler's wrong count takes the cards out of play: COMAR 36.05.03.27 C)
     require_shuffle: bool = False
+    #: the paytable in force (None: the game's shipped default, ``docs/settlement.md``), and the
+    #: house's own paytables by name (``[game.paytables.<name>]``: a bet spot = its ratio)
+    paytable: str | None = None
+    paytables: dict[str, dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
         if self.cut_card >= self.decks * 52:
