@@ -417,3 +417,39 @@ def test_the_console_log_words_the_corrected_result_as_the_game_does():
     (line,) = [x for x in logs if x["event"].startswith(f"seq {orig.seq} corrected: ")]
     assert line["event"].endswith(describe.recall("dice.result", _fixed(evs)["result"]))
     assert line["log_level"] == "warning" and line["ref"] == "INC-2026-0412 cam3 14:02:11"
+
+
+@pytest.mark.parametrize(
+    ("capture", "spot", "was", "now"),
+    [
+        ("shoe-line/correction", "player", 0, 2),  # banker won; corrected: player 9 natural
+        ("dragon-tiger/correction", "dragon", "1/2", 2),  # a tie (half back); corrected: dragon
+        ("cammegh-ss2/correction", "straight:17", 0, 36),  # 19; corrected: 17
+        ("dice-ref/correction", "triple:4", 0, 151),  # corrected: a triple 4 at 150:1
+        ("tile-line/correction", "win:player1", None, None),  # whatever the dice change
+    ],
+)
+def test_a_backend_re_settles_a_correction_from_its_two_results(capture, spot, was, now):
+    """The correction carries the settlement facts of both results (the paytable too):
+    ``tabled_client.settle`` pays every spot on each, and the difference is what to re-pay."""
+    from fractions import Fraction
+
+    from tabled_client import SettleError, settle, spots
+    from tabled_client.settle import game_of
+
+    evs = [json.loads(x) for x in (CAPS / f"{capture}.expected.jsonl").read_text().splitlines()]
+    (c,) = [e["data"] for e in evs if e["type"] == "result.corrected"]
+    before = {"type": c["result_type"], "data": c["original"]}
+    after = {"type": c["result_type"], "data": c["result"]}
+    assert c["result"]["paytable"] == c["original"]["paytable"]
+    game = game_of(before)
+    changed = 0
+    for s in sorted(spots(game, c["result"].get("layout", "single-zero"))):
+        try:
+            old, new = settle(before, s, 10), settle(after, s, 10)
+        except SettleError:  # a spot not offered on this hand (Big/Small late in a shoe)
+            continue
+        changed += old != new
+    assert changed
+    if was is not None:
+        assert settle(before, spot, 1) == Fraction(was) and settle(after, spot, 1) == Fraction(now)
