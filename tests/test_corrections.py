@@ -453,3 +453,38 @@ def test_a_backend_re_settles_a_correction_from_its_two_results(capture, spot, w
     assert changed
     if was is not None:
         assert settle(before, spot, 1) == Fraction(was) and settle(after, spot, 1) == Fraction(now)
+
+
+@pytest.mark.parametrize(
+    ("capture", "key", "field", "now"),
+    [
+        ("shoe-line/correction", "hand", "winner", "player"),
+        ("dragon-tiger/correction", "hand", "winner", "dragon"),
+        ("cammegh-ss2/correction", "spin", "number", 17),
+        ("dice-ref/correction", "round", "faces", [4, 4, 4]),
+        ("tile-line/correction", "round", "dice", [1, 1, 1]),
+    ],
+)
+def test_the_display_shows_the_corrected_result_marked_and_its_roads(capture, key, field, now):
+    from views.display.state import DisplayState
+
+    evs = [json.loads(x) for x in (CAPS / f"{capture}.expected.jsonl").read_text().splitlines()]
+    at = next(i for i, e in enumerate(evs) if e["type"] == "result.corrected")
+    c = evs[at]
+    s = DisplayState("t")
+    for e in evs[:at]:
+        s.apply(e)
+    hand, status = s.hand, s.status
+    s.apply(c)
+    (entry,) = [r for r in s.results if r.get(key) == c["data"][key]]
+    assert entry[field] == now and entry["corrected"] == c["seq"]
+    assert (s.hand, s.status) == (hand, status)  # the table in play is as it was
+    if c["data"]["roads"] is not None:
+        want = c["data"]["roads"]
+        got = s.roads()
+        for name in ("big_road", "big_eye_boy", "small_road", "cockroach_pig"):
+            assert sorted(map(tuple, got[name])) == sorted(map(tuple, want[name])), name
+        assert [sq[2] for sq in got["bead_plate"]] == want["bead_plate"]
+    for e in evs[at + 1 :]:  # the next hands are drawn on the corrected board
+        s.apply(e)
+    assert next(r for r in s.results if r.get(key) == c["data"][key])["corrected"] == c["seq"]
