@@ -54,6 +54,12 @@ def log_events(events: Any, describe: Describer) -> None:
         elif ev.type == "alarm.raised":
             fields = {k: v for k, v in d.items() if v is not None}
             rows.append(("warning", ev.type, {**head, **fields}))
+        elif ev.type == "result.corrected":  # the game's words for the corrected result
+            message = f"seq {d['supersedes']} corrected: " + describe.recall(
+                d["result_type"], d["result"]
+            )
+            fields = {k: d[k] for k in ("by", "reason", "ref")}
+            rows.append(("warning", message, {**head, **fields}))
         elif ev.type == "operator.command" and d.get("source") == "timer":
             rows.append(("debug", ev.type, {**head, "name": d["name"]}))  # clockwork
         else:

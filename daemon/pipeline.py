@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import structlog
 
 from daemon import decide_failure
@@ -205,7 +206,9 @@ class Pipeline:
             if snap is not None:
                 seq, _, raw = snap
                 try:
-                    self.state = self.table.decode_state(raw)
+                    # the snapshot's row says where it stands (one older than the counter: 0)
+                    state = self.table.decode_state(raw)
+                    self.state = msgspec.structs.replace(state, seq=seq)
                     start = seq + 1
                     self.stats.recovered_from_snapshot = seq
                 except Exception as e:  # proven but unreadable by this build: replay it all
@@ -537,6 +540,10 @@ class Pipeline:
                 await asyncio.sleep(min(2.0, 0.05 * 2**attempt))
         recovered = not self.healthy
         self.healthy = True
+        if events and events[-1].seq != tentative.seq:
+            # the journal's own event (``journal.snapshot``) took a seq no decision applied:
+            # the state counts it, as a recovery that applies it does
+            tentative = msgspec.structs.replace(tentative, seq=events[-1].seq)
         self.state = tentative
         self.stats.events += len(events)
         self.stats.commits += 1

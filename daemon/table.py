@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 import msgspec
 from tabled_client.events import DATA
 
-from daemon import command_args, config_audit, sessions
+from daemon import command_args, config_audit, corrections, sessions
 from daemon.events import SECRET, Draft, draft
 from daemon.games.describe import Describer
 from daemon.secrecy import opened, seal_drafts, unsealed
@@ -158,6 +158,10 @@ class TableState(msgspec.Struct, frozen=True):
     #: the openings of the events sealed while the game's card is secret (``daemon/secrecy.py``):
     #: published in ``secret.opened`` when it is turned over; never shown
     sealed: tuple[dict[str, Any], ...] = ()
+    #: the seq of the last event applied (a snapshot's is set from its row)
+    seq: int = 0
+    #: the results a supervisor may still correct (``daemon/corrections.py``)
+    recent: tuple[corrections.Recent, ...] = ()
 
 
 @dataclass(slots=True)
@@ -439,6 +443,22 @@ class Table:
                 Arg("mismatches", "where they differ", kind="objects"),
             ),
         ),
+        "result.correct": spec(
+            "correct a published result from corrected inputs; the game re-derives it",
+            "supervisor",
+            words=("correct",),
+            args=(
+                Arg("seq", "the seq of the published result it corrects", type=int),
+                Arg(
+                    "inputs",
+                    "the corrected inputs, NAME=VALUE (player=9S,KD banker=8H,2C; "
+                    "number=17; faces=3,5,6; tiles=1p,wd,... dice=2,5,6)",
+                    kind="list",
+                ),
+                Arg("reason", "why, for the record (journaled)", option=True),
+                Arg("ref", "an incident number or a video time code", option=True),
+            ),
+        ),
     }
     #: periodic status answers (a shuffler's poll) are health, not a session worth journaling
     QUIET_REPLIES: ClassVar[frozenset[str]] = frozenset({"status", "*X"})
@@ -447,6 +467,10 @@ class Table:
         self.game = game
         self.device_names = devices
         self.all_commands = {**self.commands, **game.commands}
+        d = game.describe
+        self._results = d.results
+        #: what ends the corrections' window: a void, a fresh board (a new shoe) or the game's
+        self._closers: frozenset[str] = getattr(game, "correction_closers", d.voids | d.fresh_board)
         #: a game that keeps a card secret names what may be it (``daemon/secrecy.py``)
         self._sealer: Callable[[Any, Input | None, Any], Any] | None = getattr(
             game, "sealed_words", None
@@ -574,6 +598,11 @@ class Table:
                 return d
             if inp.name == "wheel.reconcile":
                 _reconciled(t, inp, d)
+                if d.refused is not None:
+                    d.drafts.clear()
+                return d
+            if inp.name == "result.correct":
+                corrections.decide(t, inp, d, self.game)
                 if d.refused is not None:
                     d.drafts.clear()
                 return d
@@ -743,6 +772,9 @@ class Table:
             played = unsealed(data)
         else:
             played = data
+        seq = t.seq + 1
+        recent = corrections.fold(t.recent, seq, type_, played, self._results, self._closers)
+        t = msgspec.structs.replace(t, seq=seq, recent=recent)
         if type_ not in self._OWN:  # a card, a spin, a throw: the game's alone
             g = self.game.apply(t.game, type_, played)
             if type_ in self._stamped and t.session.dealer is not None:

@@ -748,6 +748,30 @@ class WheelReconciledData(Data):
     mismatches: list[WheelMismatch]
 
 
+class ResultCorrectedData(Data):
+    """A published result corrected by a supervisor (docs/events.md, ``result.corrected``):
+    ``original`` and ``result`` are the results' data, the settlement facts of both."""
+
+    supersedes: int  # the seq of the result it corrects (which stays in the chain)
+    previous: int | None  # the seq of an earlier correction of the same result
+    result_type: str  # the corrected result's event type (hand.result, spin.result, ...)
+    later: int  # results published after it when it was corrected
+    inputs: dict[str, Any]  # the corrected inputs, as the game read them
+    original: dict[str, Any]  # the result as it stood (published, or as last corrected)
+    result: dict[str, Any]  # the result the game's rules give for the corrected inputs
+    roads: dict[str, Any] | None  # a shoe game's whole scoreboard as corrected
+    by: str
+    role: str
+    reason: str
+    ref: str  # an incident number or a video time code
+    rule: str
+    # the corrected game's key fields (the describer's key)
+    shoe: int | UnsetType | None = UNSET
+    hand: int | UnsetType | None = UNSET
+    spin: int | UnsetType | None = UNSET
+    round: int | UnsetType | None = UNSET
+
+
 class DeviceFaultData(Data):
     """Roulette (``frames``) and Sic Bo (``round``)."""
 
@@ -985,6 +1009,7 @@ DATA: Final[dict[str, type[Data]]] = {
     "wheel.flags": WheelFlagsData,
     "wheel.resync": WheelResyncData,
     "wheel.reconciled": WheelReconciledData,
+    "result.corrected": ResultCorrectedData,
     "dice.shaking": DiceShakingData,
     "dice.reshake": DiceReshakeData,
     "dice.result": DiceResultData,

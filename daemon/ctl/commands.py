@@ -47,3 +47,9 @@ def register_games(sub: Any) -> None:
 
 #: ``tablectl alarm clear ID --reason WHY``
 cmd_alarm_clear = operator("alarm.clear")
+
+
+def cmd_correct(a: argparse.Namespace) -> int:
+    """``tablectl correct SEQ NAME=VALUE... --reason WHY --ref REF``: ``result.correct``."""
+    args = {"seq": a.seq, "inputs": list(a.inputs), "reason": a.reason, "ref": a.ref}
+    return send(a, "result.correct", args)

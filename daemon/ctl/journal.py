@@ -246,6 +246,7 @@ def cmd_recall(a: argparse.Namespace) -> int:
             cur["end"] = msgspec.to_builtins(ev)
             played.append(cur)
             cur = {"events": []}
+    _corrections(db, played)
     if a.json:
         print_json(played)
         return EXIT_OK
@@ -254,9 +255,33 @@ def cmd_recall(a: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _corrections(db: Any, played: list[dict[str, Any]]) -> None:
+    """Each recalled result's corrections (``result.corrected``, ``daemon/corrections.py``),
+    in order, under its game's ``corrections``: recall shows the result as corrected."""
+    from daemon.events import decode
+
+    by_seq = {g["end"]["seq"]: g for g in played}
+    if not by_seq:
+        return
+    rows = db.execute(
+        "SELECT body FROM events WHERE type = 'result.corrected' AND "
+        f"json_extract(body, '$.data.supersedes') IN ({','.join('?' * len(by_seq))}) ORDER BY seq",
+        tuple(by_seq),
+    ).fetchall()
+    for (body,) in rows:
+        ev = msgspec.to_builtins(decode(body))
+        by_seq[ev["data"]["supersedes"]].setdefault("corrections", []).append(ev)
+
+
 def _game_text(g: dict[str, Any], describe: Any) -> str:
     end = g["end"]
     lines = [f"seq {end['seq']}  {end['time']}  " + describe.recall(end["type"], end["data"])]
+    for fix in g.get("corrections", ()):
+        c = fix["data"]
+        lines.append(
+            f"    CORRECTED at seq {fix['seq']} {fix['time']} by {c['by']} ({c['reason']}; "
+            f"ref {c['ref']}): " + describe.recall(c["result_type"], c["result"])
+        )
     for ev in g["events"]:
         line = describe.step(ev["type"], ev["data"])
         if line is not None:

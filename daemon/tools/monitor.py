@@ -48,6 +48,8 @@ class Model:
         self.next = ""  # what the table waits for, when the game says (``Describer.next``)
         self.marks: list[Mark] = []  # this board's results, in order
         self.winners: list[str] = []  # a shoe game's winners, for a journal without roads
+        #: a result's seq → its place in ``marks`` and ``winners``, for its correction
+        self.placed: dict[int, tuple[int | None, int | None]] = {}
         self.board = roads_view.Board()  # a shoe game's roads, from the squares published
         self.alarms: dict[str, str] = {}
         self.devices: dict[str, dict[str, Any]] = {}
@@ -77,6 +79,7 @@ class Model:
             self.dealer = None
         if t in game.fresh_board:
             self.marks, self.winners, self.board = [], [], roads_view.Board()
+            self.placed = {}
         if t == "betting.opened":
             self.cards = {}
             self.next = ""
@@ -89,13 +92,19 @@ class Model:
             self.phase = "result"
             self.last_result = game.row(d)
             mark = game.mark(d)
+            at_mark = at_winner = None
             if mark is not None:
+                at_mark = len(self.marks)
                 self.marks.append(mark)
             if "roads" in d or ("winner" in d and "big road" in game.boards):
                 # the daemon publishes each result's squares; an older journal's are worked out
+                at_winner = len(self.winners)
                 self.winners.append(d["winner"])
                 sides = self.describe.sides
                 self.board.set(d.get("roads") or roads.update(self.winners, sides))
+            self.placed[ev.seq] = (at_mark, at_winner)
+        elif t == "result.corrected":
+            self._corrected(ev.seq, d)
         elif t in game.voids:
             self.phase = f"void ({d.get('reason')})"
         elif t == "alarm.raised":
@@ -104,6 +113,24 @@ class Model:
             self.alarms.pop(d["id"], None)
         elif t == "table.paused":
             self.phase = f"PAUSED: {d.get('reason')}"
+
+    def _corrected(self, seq: int, d: dict[str, Any]) -> None:
+        """A corrected result (``result.corrected``): its cell shows the corrected result,
+        marked (underlined, ``*`` after it), and a shoe's roads are drawn again with it."""
+        game, res = self.describe, d["result"]
+        at_mark, at_winner = self.placed.get(d["supersedes"], (None, None))
+        mark = game.mark(res)
+        if mark is not None and at_mark is not None:
+            self.marks[at_mark] = mark._replace(
+                text=f"{mark.text}*", style=f"{mark.style} underline"
+            )
+        if d["supersedes"] == max(self.placed, default=None):
+            self.last_result = f"{game.row(res)}  (corrected at seq {seq})"
+        if at_winner is not None and "winner" in res:
+            self.winners[at_winner] = res["winner"]
+            self.board = roads_view.Board()
+            for n in range(1, len(self.winners) + 1):
+                self.board.set(roads.update(self.winners[:n], game.sides))
 
     def heartbeat(self, hb: dict[str, Any]) -> None:
         self.head = hb["data"]["last_seq"]

@@ -362,6 +362,30 @@ def _alarm(sub: Any) -> None:
     al.set_defaults(func=_impl("daemon.ctl.commands:cmd_alarm_clear"))
 
 
+def _correct(sub: Any) -> None:
+    co = sub.add_parser(
+        "correct",
+        help="correct a published result from corrected inputs (supervisor)",
+        description="The game re-derives the result from the corrected inputs by its rules "
+        "and journals result.corrected; the original stays in the chain "
+        "(docs/procedures.md, Result corrections).",
+    )
+    co.add_argument("seq", type=int, help="the seq of the published result (tablectl recall)")
+    co.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="NAME=VALUE",
+        help="the corrected inputs, as the table's game names them (docs/procedures.md, "
+        "Result corrections): the cards of a box (player=9S,KD), a number (number=17), "
+        "dice (faces=3,5,6), tiles (tiles=1p,wd,…); a refusal lists the game's",
+    )
+    co.add_argument("--reason", required=True, help="why: it goes into the journal")
+    co.add_argument(
+        "--ref", required=True, help="an incident number or a video time code (journaled)"
+    )
+    co.set_defaults(func=_impl("daemon.ctl.commands:cmd_correct"))
+
+
 #: the built-in commands in the order ``tablectl --help`` lists them; the games' commands
 #: come between the two (``daemon/cli.py``)
 BEFORE_GAMES: tuple[Callable[[Any], None], ...] = (
@@ -383,4 +407,5 @@ AFTER_GAMES: tuple[Callable[[Any], None], ...] = (
     _device,
     _alarm,
     _complete,
+    _correct,
 )

@@ -359,6 +359,34 @@ class DisplayState:
         won = ", ".join(d["winners"]) or "none"
         self._set_status("result", f"winners: {won}")
 
+    def _result_corrected(self, d: dict[str, Any], ev: dict[str, Any]) -> None:
+        """A supervisor corrected a result (``docs/events.md``, ``result.corrected``): its
+        entry shows the corrected result, marked ``corrected``, and a shoe's roads are the
+        whole corrected board the event carries."""
+        # the corrected result picked as its own event is (on fresh lists), then everything
+        # else put back: a correction changes no state of the table in play
+        before = dict(self.__dict__)
+        self.results, self.window = deque(maxlen=self.results.maxlen), deque()
+        self.apply({**ev, "type": d["result_type"], "data": d["result"]})
+        fixed = {**self.results[0], "corrected": ev["seq"]}
+        self.__dict__.update(before)
+        key = next((k for k in ("hand", "spin", "round") if d.get(k) is not None), None)
+        for rows in (self.results, self.window):
+            for i, r in enumerate(rows):
+                if key is not None and r.get(key) == d.get(key):
+                    rows[i] = fixed
+                    break
+        roads = d.get("roads")
+        if roads is not None:
+            rows_ = roads["rows"]
+            self.rows, self.next = rows_, roads["next"]
+            self.board = {r: {} for r in ROADS}
+            for i, w in enumerate(roads["bead_plate"]):
+                self.board["bead_plate"][(i // rows_, i % rows_)] = [i // rows_, i % rows_, w]
+            for name in ROADS[1:]:
+                for sq in roads.get(name) or ():
+                    self.board[name][(sq[0], sq[1])] = list(sq)
+
     def round_over(self) -> None:
         self.current = {}
 

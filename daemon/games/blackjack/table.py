@@ -64,6 +64,13 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
     system_failure_rule: ClassVar[str] = (
         "seed 003 part III §2.1.5: a system failure voids the round in play"
     )
+    #: ``result.correct`` (``daemon/corrections.py``): a box's cards follow the players'
+    #: decisions, which a corrected card would have changed; a wrong blackjack hand is voided
+    corrections_refused: ClassVar[str] = (
+        "a blackjack hand is not corrected: each box's cards follow its player's decisions, "
+        "which a corrected card would have changed; void the hand instead (seed 002's "
+        "dealer-error rules)"
+    )
 
     def __init__(self, rules: ShoeRules) -> None:
         super().__init__(rules)

@@ -32,6 +32,7 @@ import msgspec
 
 from daemon.games.describe import Describer
 from daemon.games.paigow import rules
+from daemon.games.paigow.correct import PaiGowCorrections
 from daemon.games.paigow.describe import PaiGowDescriber
 from daemon.games.paigow.dice import PaiGowDice
 from daemon.games.paigow.state import IN_ROUND, Held, PaiGowRules, PaiGowState
@@ -53,7 +54,7 @@ from drivers.tile_readings import TileDrawn, TileUnreadable
 __all__ = ["PaiGowRules", "PaiGowTable"]
 
 
-class PaiGowTable(PaiGowTiles, PaiGowDice):
+class PaiGowTable(PaiGowTiles, PaiGowDice, PaiGowCorrections):
     """A Mahjong Pai Gow table: a banker and five player positions (seed 002, 麻雀排九)."""
 
     name: ClassVar[str] = "paigow"

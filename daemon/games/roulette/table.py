@@ -36,6 +36,7 @@ import msgspec
 
 from daemon.games.describe import Describer
 from daemon.games.roulette import rules as roulette
+from daemon.games.roulette.correct import RouletteCorrections
 from daemon.games.roulette.describe import RouletteDescriber
 from daemon.games.roulette.round import RouletteRound
 from daemon.games.roulette.state import (
@@ -63,7 +64,7 @@ from drivers.cammegh import M360_STATES, SS2_STATES, flag_names
 from drivers.readings import GameEvent, WheelFault, WheelStatus, WinningNumber
 
 
-class RouletteGame(RouletteRound, WheelTracking):
+class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
     """Roulette on a wheel that reports its own state machine (Cammegh SS2, Mercury 360)."""
 
     name: ClassVar[str] = "roulette"

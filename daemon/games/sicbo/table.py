@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from daemon.games.describe import Describer
+from daemon.games.sicbo.correct import SicBoCorrections
 from daemon.games.sicbo.describe import SicBoDescriber
 from daemon.games.sicbo.shaker import SicBoShaker
 from daemon.games.sicbo.state import IN_ROUND, R_RESHAKE, DiceState, SicBoRules
@@ -48,7 +49,7 @@ from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFa
 __all__ = ["SicBoGame", "SicBoRules"]
 
 
-class SicBoGame(SicBoShaker):
+class SicBoGame(SicBoShaker, SicBoCorrections):
     """A Sic Bo table with an automatic shaker (seed 002, 骰寳)."""
 
     name: ClassVar[str] = "sicbo"

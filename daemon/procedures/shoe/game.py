@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from daemon.games.describe import Describer
 from daemon.procedures.shoe.apply import apply
 from daemon.procedures.shoe.commands import COMMANDS, ShoeCommands
+from daemon.procedures.shoe.correct import ShoeCorrections, corrected
 from daemon.procedures.shoe.dealing import ShoeDealing
 from daemon.procedures.shoe.describe import ShoeDescriber
 from daemon.procedures.shoe.errors import DealerErrors
@@ -36,7 +37,7 @@ from drivers.readings import (
 )
 
 
-class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors):
+class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors, ShoeCorrections):
     """A card game dealt from a shoe: the table's game for Baccarat and Dragon Tiger."""
 
     name: ClassVar[str]
@@ -124,4 +125,6 @@ class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors):
             )
 
     def apply(self, s: ShoeState, type_: str, data: dict[str, Any]) -> ShoeState:
+        if type_ == "result.corrected":
+            return corrected(s, data)
         return apply(self.rules, self.hand_rules.boxes, s, type_, data)
