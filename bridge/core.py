@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -112,6 +113,32 @@ class NatsUnreachable(Exception):
     """The bridge cannot start: NATS refused it or did not answer."""
 
 
+#: the oldest nats-server the bridge runs against (docs/floor.md, Server versions;
+#: docs/decisions.md): 2.11 brought the expected last sequence of a wildcard subject
+#: (``Nats-Expected-Last-Subject-Sequence-Subject``, one table's subjects), after 2.10's
+#: sources that take a publish without ``Nats-Expected-Stream`` (2.10.14) and the
+#: clustered expected-sequence fixes (nats-server #4320, #5794)
+MIN_SERVER = (2, 11, 0)
+
+
+def server_version(text: str) -> tuple[int, int, int] | None:
+    """``2.11.3`` (or ``2.12.0-RC.1``) as numbers; None for what is not a version."""
+    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)", text or "")
+    return None if m is None else (int(m[1]), int(m[2]), int(m[3]))
+
+
+def too_old(text: str) -> str | None:
+    """Why a server of version ``text`` will not do, or None when it will."""
+    v = server_version(text)
+    if v is not None and v >= MIN_SERVER:
+        return None
+    return (
+        f"nats-server {text or '(no version)'} is older than "
+        f"{'.'.join(map(str, MIN_SERVER))}, which the bridge needs "
+        "(docs/floor.md, Server versions): upgrade the server"
+    )
+
+
 def _refusal(e: BaseException) -> bool:
     """A "-ERR" a server sends a login it refuses comes as a plain nats Error."""
     text = str(e).lower()
@@ -189,6 +216,9 @@ class FloorBridge:
         async def reconnected() -> None:
             self.nats_state = "connected"
             log.info("nats reconnected", server=str(self.nc.connected_url.netloc))
+            why = too_old(self.nc._server_info.get("version", ""))
+            if why:  # a cluster half downgraded: say so loudly; the publishes will tell
+                log.error(f"{self.nc.connected_url.netloc}: {why}")
 
         async def error(e: Exception) -> None:
             if self.nc is None and _refusal(e) and not final.is_set():
@@ -229,6 +259,12 @@ class FloorBridge:
                 + ("" if final.is_set() else f" (tried for {self.cfg.nats.connect_timeout:g} s)")
             )
         self.nc = connecting.result()
+        why = too_old(self.nc._server_info.get("version", ""))
+        if why:
+            url = self.nc.connected_url
+            await self.nc.close()
+            self.nc = None
+            raise NatsUnreachable(f"{url.scheme}://{url.netloc}: {why}")
         self.nats_state = "connected"
         self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
         await self._stream()
