@@ -53,6 +53,16 @@ def _show(status: dict[str, Any]) -> str:
             f"{t['lag_seconds']:>7.1f} {t['duplicates']:>5} {t['publish_errors']:>6}  "
             f"{t['last_error'][:60]}"
         )
+    changes = sorted(
+        (when, tid, level, text)
+        for tid, t in status["tables"].items()
+        for when, level, text in t.get("changes", [])
+    )
+    if changes:
+        lines.append("recent changes (newest last):")
+        for when, tid, level, text in changes[-20:]:
+            stamp = time.strftime("%H:%M:%S", time.localtime(when))
+            lines.append(f"  {stamp} {level:<7} {tid:<16} {text}")
     return "\n".join(lines)
 
 

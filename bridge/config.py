@@ -66,6 +66,8 @@ class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     ] = "127.0.0.1:9464"
     #: a table with no heartbeat for this long is reported down
     stale_after: _Positive = 5.0
+    #: a table whose oldest unstored event is this old is reported behind (a warning)
+    behind_after: _Positive = 5.0
     replay_timeout: _Positive = 10.0
     #: the bridge's CURVE secret certificate (``tablectl keys``), for tables with ``server_key``
     client_key: str | None = None

@@ -39,6 +39,7 @@ from tabled_client.chain import GENESIS, ChainBroken
 from tabled_client.table import Received, TableFollower
 
 from bridge.config import BridgeConfig, Nats, Table
+from bridge.health import Health, Heartbeats, judge
 from bridge.metrics import serve
 from daemon.sdnotify import Notifier
 
@@ -72,19 +73,12 @@ class Link:
     last_error: str = ""
     stored_seq: int = 0
     stored_journal: str | None = None
-    behind_since: float | None = None
-    #: (table time, bridge receive time) of the last event stored: latency as seen here
+    #: the table's time of the last event stored
     last_event_time: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def lag_events(self) -> int | None:
-        f = self.follower
-        if f is None or f.table_seq is None or f.journal_id != self.stored_journal:
-            return None if f is None or f.table_seq is None else f.table_seq
-        return max(0, f.table_seq - self.stored_seq)
-
-    def lag_seconds(self, now: float) -> float:
-        return 0.0 if self.behind_since is None else now - self.behind_since
+    #: publish attempts failed in a row (a streak is logged at its start and its end)
+    failing: int = 0
+    #: heartbeats read on their own path, the lag, the state last logged (bridge/health.py)
+    health: Health = field(default_factory=lambda: Health(""))
 
 
 def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
@@ -107,6 +101,15 @@ REFUSED = (
     nats.errors.SecureConnFailedError,
     ssl.SSLError,
 )
+
+
+def _store_full(e: BaseException) -> bool:
+    """JetStream refused a publish for want of room (max bytes, messages, or its storage)."""
+    text = str(e).lower()
+    return any(
+        w in text
+        for w in ("maximum bytes", "maximum messages", "insufficient resources", "storage")
+    )
 
 
 class NatsUnreachable(Exception):
@@ -182,7 +185,7 @@ class FloorBridge:
     def __init__(self, cfg: BridgeConfig, base: Path) -> None:
         self.cfg = cfg
         self.base = base
-        self.links = {t.id: Link(t) for t in cfg.tables}
+        self.links = {t.id: Link(t, health=Health(t.id)) for t in cfg.tables}
         self.ctx = zmq.asyncio.Context()
         # a SUB per table and a DEALER per replay in flight: more than the default 1023
         self.ctx.set(zmq.MAX_SOCKETS, 4 * len(self.links) + 64)
@@ -321,9 +324,20 @@ class FloorBridge:
                 break
             except RETRY as e:
                 link.publish_errors += 1
+                link.failing += 1
                 link.last_error = f"publish: {type(e).__name__} {e}".strip()
+                if link.failing == 1:
+                    full = _store_full(e)
+                    level = "error" if full else "warning"
+                    event = "store full" if full else "publish failing"
+                    link.health.note(level, event, error=link.last_error)
+                    getattr(log, level)(event, table=got.table, error=link.last_error)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
+        if link.failing:
+            log.info("publish stored again", table=got.table, after_errors=link.failing)
+            link.health.note("info", "publish stored again", after_errors=link.failing)
+            link.failing = 0
         if ack.duplicate:
             link.duplicates += 1
         else:
@@ -363,7 +377,12 @@ class FloorBridge:
                     f.close()
             except ChainBroken as e:
                 link.state, link.last_error = "chain-broken", str(e)
-                log.error("chain broken: this table is no longer bridged", table=t.id, error=str(e))
+                link.health.change(
+                    "chain-broken",
+                    "error",
+                    "chain broken: this table is no longer bridged",
+                    error=str(e),
+                )
                 return
             except asyncio.CancelledError:
                 raise
@@ -378,27 +397,29 @@ class FloorBridge:
 
     def status(self) -> dict[str, Any]:
         now = time.monotonic()
-        stale = self.cfg.bridge.stale_after
+        b = self.cfg.bridge
         tables = {}
         for tid, link in self.links.items():
-            f = link.follower
-            lag = link.lag_events()
-            if lag and link.behind_since is None:
-                link.behind_since = now
-            elif not lag:
-                link.behind_since = None
-            up = f is not None and f.up(stale)
-            state = link.state
-            if state in ("waiting", "following") and not up:
-                state = "down" if f is not None and f.heartbeat_at is not None else "no-heartbeat"
+            f, h = link.follower, link.health
+            lag, lag_s = h.lag(link.stored_journal, link.stored_seq, now)
+            up = h.up(now, b.stale_after)
+            state = judge(
+                h,
+                task_state=link.state,
+                up=up,
+                lag_events=lag,
+                lag_seconds=lag_s,
+                behind_after=b.behind_after,
+                stale_after=b.stale_after,
+            )
             tables[tid] = {
                 "state": state,
                 "up": up,
                 "journal_id": link.stored_journal,
                 "stored_seq": link.stored_seq,
-                "table_seq": None if f is None else f.table_seq,
+                "table_seq": h.table_seq,
                 "lag_events": lag,
-                "lag_seconds": round(link.lag_seconds(now), 3),
+                "lag_seconds": round(lag_s, 3),
                 "published": link.published,
                 "duplicates": link.duplicates,
                 "publish_errors": link.publish_errors,
@@ -408,6 +429,7 @@ class FloorBridge:
                 "restarts": link.restarts,
                 "last_event_time": link.last_event_time,
                 "last_error": link.last_error,
+                "changes": [[round(t, 3), lvl, text] for t, lvl, text in h.changes],
             }
         return {
             "time": time.time(),
@@ -439,6 +461,9 @@ class FloorBridge:
                 notifier.watchdog()
             await asyncio.sleep(1.0)
 
+    def _heartbeat(self, table: str, data: dict[str, Any]) -> None:
+        self.links[table].health.on_heartbeat(data, time.monotonic())
+
     # -- run ----------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -447,6 +472,12 @@ class FloorBridge:
         server = None
         if self.cfg.bridge.listen:
             server = await serve(self.cfg.bridge.listen, self.status)
+        beats = Heartbeats(
+            self.ctx,
+            ((t.id, t.publish, curve_of(self.cfg, t, self.base)) for t in self.cfg.tables),
+            self._heartbeat,
+        )
+        self._tasks[" heartbeats"] = asyncio.create_task(beats.run(), name="heartbeats")
         for tid, link in self.links.items():
             self._tasks[tid] = asyncio.create_task(self.follow(link), name=f"table {tid}")
         status = asyncio.create_task(self.tick(notifier), name="status")
@@ -464,6 +495,7 @@ class FloorBridge:
             for task in [*self._tasks.values(), status]:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+            beats.close()
             if self.nc is not None:
                 with contextlib.suppress(Exception):
                     await self.nc.drain()

@@ -36,8 +36,8 @@ class StatusCollector:
         def gauge(name: str, doc: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(f"tabled_bridge_{name}", doc, labels=["table"])
 
-        lag = gauge("lag_events", "events the table has that JetStream has not acked")
-        lag_s = gauge("lag_seconds", "seconds the table has been behind (0 when caught up)")
+        lag = gauge("lag_events", "events the table committed that JetStream has not acked")
+        lag_s = gauge("lag_seconds", "age of the oldest event not stored yet (0 when caught up)")
         up = gauge("table_up", "1 while the table's heartbeats arrive")
         seq = gauge("stored_seq", "last seq of the table stored in JetStream")
         broken = gauge("chain_broken", "1 when the table's hash chain broke (not bridged)")

@@ -191,6 +191,8 @@ class Floor:
     #: extra nats-server config (TLS, authorization) and the bridge's [nats] lines for it
     nats_conf: str = ""
     nats_lines: list[str] = field(default_factory=list)
+    #: more [bridge] lines (behind_after = 2, ...)
+    bridge_lines: list[str] = field(default_factory=list)
 
     @property
     def bridge_config(self) -> Path:
@@ -268,6 +270,7 @@ class Floor:
             f'listen = "127.0.0.1:{self.metrics_port}"',
             "stale_after = 3.0",
             "replay_timeout = 5.0",
+            *self.bridge_lines,
         ]
         if self.keys is not None:
             lines.append(f'client_key = "{self.keys / "private" / "bridge.key_secret"}"')
