@@ -20,7 +20,8 @@ from typing import Any
 import structlog
 
 from bridge import config as bridge_config
-from bridge.core import FloorBridge, NatsUnreachable
+from bridge.core import FloorBridge
+from bridge.natslink import NatsUnreachable
 from daemon import logs
 from daemon.config import ConfigError
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
-import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,25 +36,21 @@ from nats.js.api import StorageType, StreamConfig
 from tabled_client.chain import GENESIS, ChainBroken
 from tabled_client.table import Received, TableFollower
 
-from bridge.config import BridgeConfig, Nats, Table
+from bridge.config import BridgeConfig, Table
 from bridge.health import Health, Heartbeats, judge
 from bridge.metrics import serve
+from bridge.natslink import (
+    RETRY,
+    NatsUnreachable,
+    nats_identity,
+    reason,
+    refusal,
+    store_full,
+    too_old,
+)
 from daemon.sdnotify import Notifier
 
 log = structlog.get_logger("tabled.bridge")
-
-#: what a publish can meet while NATS or JetStream is away or restarting: retried
-RETRY = (
-    nats.errors.TimeoutError,
-    nats.errors.NoRespondersError,
-    nats.errors.ConnectionClosedError,
-    nats.errors.ConnectionReconnectingError,
-    nats.errors.OutboundBufferLimitError,
-    nats.js.errors.NoStreamResponseError,
-    nats.js.errors.ServiceUnavailableError,
-    nats.js.errors.ServerError,
-    asyncio.TimeoutError,
-)
 
 
 @dataclass(slots=True)
@@ -90,95 +84,6 @@ def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, byt
     assert key is not None  # config.parse checked
     c = ClientCurve.load(base / key, base / t.server_key)
     return c.public, c.secret, c.server
-
-
-#: what a server or TLS says when it will never let this bridge in as configured
-REFUSED = (
-    nats.errors.AuthorizationError,
-    nats.errors.InvalidUserCredentialsError,
-    nats.errors.SecureConnRequiredError,
-    nats.errors.SecureConnWantedError,
-    nats.errors.SecureConnFailedError,
-    ssl.SSLError,
-)
-
-
-def _store_full(e: BaseException) -> bool:
-    """JetStream refused a publish for want of room (max bytes, messages, or its storage)."""
-    text = str(e).lower()
-    return any(
-        w in text
-        for w in ("maximum bytes", "maximum messages", "insufficient resources", "storage")
-    )
-
-
-class NatsUnreachable(Exception):
-    """The bridge cannot start: NATS refused it or did not answer."""
-
-
-#: the oldest nats-server the bridge runs against (docs/floor.md, Server versions;
-#: docs/decisions.md): 2.11 brought the expected last sequence of a wildcard subject
-#: (``Nats-Expected-Last-Subject-Sequence-Subject``, one table's subjects), after 2.10's
-#: sources that take a publish without ``Nats-Expected-Stream`` (2.10.14) and the
-#: clustered expected-sequence fixes (nats-server #4320, #5794)
-MIN_SERVER = (2, 11, 0)
-
-
-def server_version(text: str) -> tuple[int, int, int] | None:
-    """``2.11.3`` (or ``2.12.0-RC.1``) as numbers; None for what is not a version."""
-    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)", text or "")
-    return None if m is None else (int(m[1]), int(m[2]), int(m[3]))
-
-
-def too_old(text: str) -> str | None:
-    """Why a server of version ``text`` will not do, or None when it will."""
-    v = server_version(text)
-    if v is not None and v >= MIN_SERVER:
-        return None
-    return (
-        f"nats-server {text or '(no version)'} is older than "
-        f"{'.'.join(map(str, MIN_SERVER))}, which the bridge needs "
-        "(docs/floor.md, Server versions): upgrade the server"
-    )
-
-
-def _refusal(e: BaseException) -> bool:
-    """A "-ERR" a server sends a login it refuses comes as a plain nats Error."""
-    text = str(e).lower()
-    return (
-        isinstance(e, REFUSED)
-        or "authorization violation" in text
-        or ("authentication" in text and "expired" in text)
-    )
-
-
-def _why(e: BaseException) -> str:
-    if isinstance(e, nats.errors.AuthorizationError) or "authorization violation" in str(e).lower():
-        return "Authorization Violation: the server refused the login (user, password, creds)"
-    text = str(e) or type(e).__name__
-    return f"{type(e).__name__}: {text}" if text != type(e).__name__ else text
-
-
-def nats_identity(n: Nats, base: Path) -> dict[str, Any]:
-    """nats-py's connect options for ``[nats]``'s login and TLS (files relative to ``base``)."""
-    opts: dict[str, Any] = {}
-    if n.creds:
-        opts["user_credentials"] = str(base / n.creds)
-    if n.nkey_seed:
-        opts["nkeys_seed"] = str(base / n.nkey_seed)
-    if n.token_file:
-        opts["token"] = (base / n.token_file).read_text("utf-8").strip()
-    if n.user and n.password_file:
-        opts["user"] = n.user
-        opts["password"] = (base / n.password_file).read_text("utf-8").rstrip("\r\n")
-    if n.tls is not None:
-        ctx = ssl.create_default_context(cafile=str(base / n.tls.ca) if n.tls.ca else None)
-        if n.tls.cert and n.tls.key:
-            ctx.load_cert_chain(str(base / n.tls.cert), str(base / n.tls.key))
-        opts["tls"] = ctx
-        if n.tls.hostname:
-            opts["tls_hostname"] = n.tls.hostname
-    return opts
 
 
 class FloorBridge:
@@ -224,7 +129,7 @@ class FloorBridge:
                 log.error(f"{self.nc.connected_url.netloc}: {why}")
 
         async def error(e: Exception) -> None:
-            if self.nc is None and _refusal(e) and not final.is_set():
+            if self.nc is None and refusal(e) and not final.is_set():
                 last.append(e)  # the refusal is the reason, not the broken pipe after it
                 final.set()
             elif not final.is_set():
@@ -256,7 +161,7 @@ class FloorBridge:
             connecting.cancel()
             with contextlib.suppress(BaseException):
                 await connecting
-            why = _why(last[-1]) if last else "no answer"
+            why = reason(last[-1]) if last else "no answer"
             raise NatsUnreachable(
                 f"cannot connect to NATS {', '.join(self.cfg.nats.servers)}: {why}"
                 + ("" if final.is_set() else f" (tried for {self.cfg.nats.connect_timeout:g} s)")
@@ -327,7 +232,7 @@ class FloorBridge:
                 link.failing += 1
                 link.last_error = f"publish: {type(e).__name__} {e}".strip()
                 if link.failing == 1:
-                    full = _store_full(e)
+                    full = store_full(e)
                     level = "error" if full else "warning"
                     event = "store full" if full else "publish failing"
                     link.health.note(level, event, error=link.last_error)

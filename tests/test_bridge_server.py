@@ -17,7 +17,7 @@ import pytest
 
 from bench.floor.harness import BIN
 from bench.floor.natsd import binary, version_of
-from bridge.core import MIN_SERVER, too_old
+from bridge.natslink import MIN_SERVER, too_old
 
 
 def test_the_tests_run_the_pinned_server_from_the_venv():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nats
 
-from bridge.core import MIN_SERVER
+from bridge.natslink import MIN_SERVER
 
 
 def free_port() -> int:
