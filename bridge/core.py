@@ -5,13 +5,16 @@ live PUB, replay from the last seq held, heartbeats for gaps, chain check) and e
 event is published to ``<prefix>.<table>.<type>`` with the message id
 ``<table>:<journal id>:<seq>``. A table's next event is published only after
 JetStream acked the one before it, so the stream holds each table's events in seq
-order; a re-send after a crash or a lost ack has the same id and JetStream's duplicate
-window drops it. At start the bridge asks JetStream for each table's last stored
-event (the last message on ``<prefix>.<table>.>``) and resumes from there by replay.
+order; each publish is conditional on the table's last stored message
+(``bridge/store.py``), so a late one (a lost ack's re-send, a second bridge) is refused
+and recognised, never stored twice. At start the bridge asks JetStream for each table's
+last stored event (the last message on ``<prefix>.<table>.>``) and resumes from there by
+replay. Heartbeats and health: ``bridge/health.py``.
 
 Tables are independent tasks: one that is off, silent (a wrong CURVE key) or behind
-holds no other back. A table whose chain breaks is stopped and reported (it is a
-tampering or a bug, not something to paper over); any other failure of a table's
+holds no other back. A table whose chain breaks, or whose journal went back under
+events JetStream holds, is stopped and reported (tampering, a restored backup, or a
+bug: not something to paper over); any other failure of a table's
 task is retried with backoff. A failure of the bridge itself (NATS unreachable at
 start for good, the status writer) ends the process non-zero.
 """
@@ -33,21 +36,20 @@ import structlog
 import zmq
 import zmq.asyncio
 from nats.js.api import StorageType, StreamConfig
-from tabled_client.chain import GENESIS, ChainBroken
-from tabled_client.table import Received, TableFollower
+from tabled_client.chain import ChainBroken
+from tabled_client.table import TableFollower
 
 from bridge.config import BridgeConfig, Table
 from bridge.health import Health, Heartbeats, judge
 from bridge.metrics import serve
 from bridge.natslink import (
-    RETRY,
     NatsUnreachable,
     nats_identity,
     reason,
     refusal,
-    store_full,
     too_old,
 )
+from bridge.store import NOTHING, Ahead, Diverged, Head, Store
 from daemon.sdnotify import Notifier
 
 log = structlog.get_logger("tabled.bridge")
@@ -65,14 +67,24 @@ class Link:
     publish_errors: int = 0
     restarts: int = 0
     last_error: str = ""
-    stored_seq: int = 0
-    stored_journal: str | None = None
+    #: the table's last event in JetStream, as far as this bridge knows
+    head: Head = NOTHING
     #: the table's time of the last event stored
     last_event_time: str = ""
     #: publish attempts failed in a row (a streak is logged at its start and its end)
     failing: int = 0
     #: heartbeats read on their own path, the lag, the state last logged (bridge/health.py)
     health: Health = field(default_factory=lambda: Health(""))
+    #: events another bridge stored before this one could (active-active: skipped here)
+    skipped: int = 0
+
+    @property
+    def stored_seq(self) -> int:
+        return self.head.seq
+
+    @property
+    def stored_journal(self) -> str | None:
+        return self.head.journal_id
 
 
 def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
@@ -96,6 +108,7 @@ class FloorBridge:
         self.ctx.set(zmq.MAX_SOCKETS, 4 * len(self.links) + 64)
         self.nc: Any = None
         self.js: Any = None
+        self.store: Store = None  # type: ignore[assignment]  # made by connect()
         self.started = time.time()
         self.nats_state = "connecting"
         self.nats_disconnects = 0
@@ -175,6 +188,7 @@ class FloorBridge:
             raise NatsUnreachable(f"{url.scheme}://{url.netloc}: {why}")
         self.nats_state = "connected"
         self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
+        self.store = Store(self.js, self.cfg.nats.stream, self.cfg.nats.prefix)
         await self._stream()
 
     async def _stream(self) -> None:
@@ -198,58 +212,6 @@ class FloorBridge:
             await self.js.update_stream(want)
             log.info("stream updated", stream=n.stream)
 
-    async def head(self, table: str) -> tuple[str | None, int, str]:
-        """Where JetStream stands for ``table``: its last stored event's journal, seq, hash."""
-        n = self.cfg.nats
-        try:
-            m = await self.js.get_last_msg(n.stream, f"{n.prefix}.{table}.>")
-        except nats.js.errors.NotFoundError:
-            return None, 0, GENESIS
-        h = m.headers or {}
-        return h["Tabled-Journal"], int(h["Tabled-Seq"]), h["Tabled-Hash"]
-
-    async def store(self, link: Link, got: Received) -> None:
-        """Publish one event and wait for JetStream's ack; retried (same id) until it comes."""
-        n = self.cfg.nats
-        jid = got.journal_id or ""
-        headers = {
-            "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
-            "Tabled-Journal": jid,
-            "Tabled-Seq": str(got.seq),
-            "Tabled-Hash": got.hash,
-            "Tabled-Prev": got.prev,
-        }
-        subject = f"{n.prefix}.{got.table}.{got.type}"
-        delay = 0.1
-        while True:
-            try:
-                ack = await self.js.publish(
-                    subject, got.raw, headers=dict(headers), stream=n.stream
-                )
-                break
-            except RETRY as e:
-                link.publish_errors += 1
-                link.failing += 1
-                link.last_error = f"publish: {type(e).__name__} {e}".strip()
-                if link.failing == 1:
-                    full = store_full(e)
-                    level = "error" if full else "warning"
-                    event = "store full" if full else "publish failing"
-                    link.health.note(level, event, error=link.last_error)
-                    getattr(log, level)(event, table=got.table, error=link.last_error)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-        if link.failing:
-            log.info("publish stored again", table=got.table, after_errors=link.failing)
-            link.health.note("info", "publish stored again", after_errors=link.failing)
-            link.failing = 0
-        if ack.duplicate:
-            link.duplicates += 1
-        else:
-            link.published += 1
-        link.stored_seq, link.stored_journal = got.seq, got.journal_id
-        link.last_event_time = got.time
-
     # -- tables -------------------------------------------------------------------------
 
     async def follow(self, link: Link) -> None:
@@ -258,28 +220,46 @@ class FloorBridge:
         delay = 0.5
         while True:
             try:
-                jid, seq, h = await self.head(t.id)
-                link.stored_journal, link.stored_seq = jid, seq
+                head = link.head = await self.store.head(t.id)
                 f = TableFollower(
                     t.publish,
                     t.replay,
                     table=t.id,
-                    last_seq=seq,
-                    last_hash=h,
-                    journal_id=jid,
+                    last_seq=head.seq,
+                    last_hash=head.hash,
+                    journal_id=head.journal_id,
                     curve=curve_of(self.cfg, t, self.base),
                     ctx=self.ctx,
                     replay_timeout=self.cfg.bridge.replay_timeout,
                 )
                 link.follower, link.state = f, "waiting"
-                log.info("following", table=t.id, journal_id=jid, from_seq=seq + 1)
+                log.info("following", table=t.id, journal_id=head.journal_id, from_seq=head.seq + 1)
                 try:
                     async for got in f.received():
                         link.state = "following"
-                        await self.store(link, got)
+                        try:
+                            link.head = await self.store.put(link, got)
+                        except Ahead as e:
+                            if e.head.journal_id != f.journal_id or e.head.seq < got.seq:
+                                raise
+                            link.skipped += e.head.seq - got.seq + 1
+                            link.head = e.head
+                            f.skip_to(e.head.seq, e.head.hash)
                         delay = 0.5
                 finally:
                     f.close()
+            except Ahead as e:
+                log.info("resuming from JetStream's head", table=t.id, why=str(e))
+                continue
+            except Diverged as e:
+                link.state, link.last_error = "rolled-back", str(e)
+                link.health.change(
+                    "rolled-back",
+                    "error",
+                    "table rolled back: this table is no longer bridged",
+                    error=str(e),
+                )
+                return
             except ChainBroken as e:
                 link.state, link.last_error = "chain-broken", str(e)
                 link.health.change(
@@ -321,6 +301,8 @@ class FloorBridge:
                 "state": state,
                 "up": up,
                 "journal_id": link.stored_journal,
+                "stream_seq": link.head.stream_seq,
+                "skipped": link.skipped,
                 "stored_seq": link.stored_seq,
                 "table_seq": h.table_seq,
                 "lag_events": lag,

@@ -17,7 +17,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 _COUNTERS = {
     "published": "events stored in JetStream",
-    "duplicates": "re-sent events JetStream dropped as duplicates (by message id)",
+    "duplicates": "events found stored already (an earlier try, or another bridge)",
+    "skipped": "events another bridge stored before this one could (active-active)",
     "publish_errors": "publish attempts that failed and were retried",
     "repairs": "replays asked of the table (catch-up and gap repair)",
     "replay_errors": "replays that failed (no answer, busy, error)",

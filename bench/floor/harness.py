@@ -305,6 +305,31 @@ class Floor:
         path.unlink()
         return self.bridge
 
+    def start_other_bridge(
+        self, name: str, timeout: float = 60.0
+    ) -> tuple[subprocess.Popen[bytes], int]:
+        """Another ``tabled-bridge`` on the same tables and stream (active-active), with its own
+        status port, config ``<name>.toml`` and log ``<name>.log``; returns it and its port.
+        The caller stops it."""
+        port = free_port()
+        cfg = self.folder / f"{name}.toml"
+        cfg.write_text(
+            self.bridge_config.read_text().replace(
+                f'listen = "127.0.0.1:{self.metrics_port}"', f'listen = "127.0.0.1:{port}"'
+            )
+        )
+        path = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp")) / "notify"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.bind(str(path))
+            proc = _popen(
+                [str(BIN / "tabled-bridge"), "--config", str(cfg)],
+                self.folder / f"{name}.log",
+                extra_env={"NOTIFY_SOCKET": str(path)},
+            )
+            wait_notify(sock, proc, timeout, self.folder / f"{name}.log")
+        path.unlink()
+        return proc, port
+
     def kill_bridge(self, sig: int = signal.SIGKILL) -> int:
         assert self.bridge is not None
         self.bridge.send_signal(sig)

@@ -121,6 +121,13 @@ class TableFollower:
         """The table's own last seq, from its last heartbeat."""
         return None if self.heartbeat is None else int(self.heartbeat["data"]["last_seq"])
 
+    def skip_to(self, seq: int, hash: str) -> None:
+        """Go on after ``seq`` (whose hash is ``hash``) of this journal without its events:
+        someone trusted holds them (another bridge stored them in JetStream). Events up to
+        ``seq`` are then dropped as held; the chain goes on from ``hash``."""
+        if seq > self.chain.head.seq:
+            self.chain.head.seq, self.chain.head.hash = seq, hash
+
     def up(self, stale_after: float = 5.0) -> bool:
         return self.heartbeat_at is not None and time.monotonic() - self.heartbeat_at < stale_after
 
