@@ -35,7 +35,6 @@ import nats.js.errors
 import structlog
 import zmq
 import zmq.asyncio
-from nats.js.api import StorageType, StreamConfig
 from tabled_client.chain import ChainBroken
 from tabled_client.table import TableFollower
 
@@ -44,11 +43,13 @@ from bridge.health import Health, Heartbeats, judge
 from bridge.metrics import serve
 from bridge.natslink import (
     NatsUnreachable,
+    ensure_stream,
     nats_identity,
     reason,
     refusal,
     too_old,
 )
+from bridge.rollback import Rollbacks
 from bridge.store import NOTHING, Ahead, Diverged, Head, Store
 from daemon.sdnotify import Notifier
 
@@ -77,6 +78,12 @@ class Link:
     health: Health = field(default_factory=lambda: Health(""))
     #: events another bridge stored before this one could (active-active: skipped here)
     skipped: int = 0
+    #: rolled back: the journal id quarantined, events kept aside, a probe in flight
+    rolled: str | None = None
+    quarantined: int = 0
+    probing: bool = False
+    #: the last seq the table and JetStream agree on, once a rollback's fork is found
+    fork_seq: int | None = None
 
     @property
     def stored_seq(self) -> int:
@@ -113,6 +120,9 @@ class FloorBridge:
         self.nats_state = "connecting"
         self.nats_disconnects = 0
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        #: tables whose journal went back (bridge/rollback.py); its probes
+        self.rollbacks = Rollbacks(self)
+        self._side = self.rollbacks.probes
 
     # -- NATS -------------------------------------------------------------------------
 
@@ -189,28 +199,7 @@ class FloorBridge:
         self.nats_state = "connected"
         self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
         self.store = Store(self.js, self.cfg.nats.stream, self.cfg.nats.prefix)
-        await self._stream()
-
-    async def _stream(self) -> None:
-        n = self.cfg.nats
-        want = StreamConfig(
-            name=n.stream,
-            subjects=[f"{n.prefix}.>"],
-            storage=StorageType.FILE,
-            num_replicas=n.replicas,
-            duplicate_window=n.duplicate_window,
-            max_age=n.max_age,
-        )
-        try:
-            info = await self.js.stream_info(n.stream)
-        except nats.js.errors.NotFoundError:
-            await self.js.add_stream(want)
-            log.info("stream created", stream=n.stream, subjects=want.subjects)
-            return
-        have = info.config
-        if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
-            await self.js.update_stream(want)
-            log.info("stream updated", stream=n.stream)
+        await ensure_stream(self.js, self.cfg.nats)
 
     # -- tables -------------------------------------------------------------------------
 
@@ -221,17 +210,7 @@ class FloorBridge:
         while True:
             try:
                 head = link.head = await self.store.head(t.id)
-                f = TableFollower(
-                    t.publish,
-                    t.replay,
-                    table=t.id,
-                    last_seq=head.seq,
-                    last_hash=head.hash,
-                    journal_id=head.journal_id,
-                    curve=curve_of(self.cfg, t, self.base),
-                    ctx=self.ctx,
-                    replay_timeout=self.cfg.bridge.replay_timeout,
-                )
+                f = self.follower(t, head.journal_id, head.seq, head.hash)
                 link.follower, link.state = f, "waiting"
                 log.info("following", table=t.id, journal_id=head.journal_id, from_seq=head.seq + 1)
                 try:
@@ -252,13 +231,7 @@ class FloorBridge:
                 log.info("resuming from JetStream's head", table=t.id, why=str(e))
                 continue
             except Diverged as e:
-                link.state, link.last_error = "rolled-back", str(e)
-                link.health.change(
-                    "rolled-back",
-                    "error",
-                    "table rolled back: this table is no longer bridged",
-                    error=str(e),
-                )
+                self.rollbacks.rolled_back(link, str(e))
                 return
             except ChainBroken as e:
                 link.state, link.last_error = "chain-broken", str(e)
@@ -278,6 +251,26 @@ class FloorBridge:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
+    def restart(self, link: Link, coro: Any) -> None:
+        """Replace the table's task (its follower, or its quarantine) with ``coro``."""
+        old = self._tasks.get(link.table.id)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        self._tasks[link.table.id] = asyncio.create_task(coro, name=f"table {link.table.id}")
+
+    def follower(self, t: Table, journal_id: str | None, seq: int, hash: str) -> TableFollower:
+        return TableFollower(
+            t.publish,
+            t.replay,
+            table=t.id,
+            last_seq=seq,
+            last_hash=hash,
+            journal_id=journal_id,
+            curve=curve_of(self.cfg, t, self.base),
+            ctx=self.ctx,
+            replay_timeout=self.cfg.bridge.replay_timeout,
+        )
+
     # -- health -------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
@@ -296,6 +289,7 @@ class FloorBridge:
                 lag_seconds=lag_s,
                 behind_after=b.behind_after,
                 stale_after=b.stale_after,
+                running=time.time() - self.started,
             )
             tables[tid] = {
                 "state": state,
@@ -303,6 +297,8 @@ class FloorBridge:
                 "journal_id": link.stored_journal,
                 "stream_seq": link.head.stream_seq,
                 "skipped": link.skipped,
+                "quarantined": link.quarantined,
+                "fork_seq": link.fork_seq,
                 "stored_seq": link.stored_seq,
                 "table_seq": h.table_seq,
                 "lag_events": lag,
@@ -349,7 +345,10 @@ class FloorBridge:
             await asyncio.sleep(1.0)
 
     def _heartbeat(self, table: str, data: dict[str, Any]) -> None:
-        self.links[table].health.on_heartbeat(data, time.monotonic())
+        link = self.links[table]
+        link.health.on_heartbeat(data, time.monotonic())
+        if link.state not in ("starting", "chain-broken"):
+            self.rollbacks.watch(link, data)
 
     # -- run ----------------------------------------------------------------------------
 
@@ -377,9 +376,9 @@ class FloorBridge:
         finally:
             if server is not None:
                 server.close()
-            for task in [*self._tasks.values(), status, stopper]:
+            for task in [*self._tasks.values(), *self._side, status, stopper]:
                 task.cancel()
-            for task in [*self._tasks.values(), status]:
+            for task in [*self._tasks.values(), *self._side, status]:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             beats.close()

@@ -113,11 +113,16 @@ def judge(
     lag_seconds: float,
     behind_after: float,
     stale_after: float,
+    running: float,
 ) -> str:
-    """The table's state for status and logs; logs it when it changed."""
+    """The table's state for status and logs; logs it when it changed. ``running``: seconds
+    since the bridge started (a table is not logged silent before its first heartbeat
+    could have come)."""
     if task_state in ("chain-broken", "rolled-back", "retrying"):
         return task_state  # logged where it happened, with its reason
     if not up:
+        if h.heartbeat_at is None and running < stale_after:
+            return "no-heartbeat"  # not logged yet: its first heartbeat may still come
         if h.heartbeat_at is None:
             h.change(
                 "no-heartbeat",

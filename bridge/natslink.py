@@ -1,5 +1,5 @@
 """The bridge's dealings with NATS that are not about a table: who it is, which servers it
-accepts, and which errors mean "try again" and which "give up".
+accepts, which errors mean "try again" and which "give up", and the floor's stream.
 
 Apart from ``bridge/core.py`` (which follows the tables and stores their events) so that
 each stays one job and under 400 lines.
@@ -16,8 +16,12 @@ from typing import Any
 import nats
 import nats.errors
 import nats.js.errors
+import structlog
+from nats.js.api import StorageType, StreamConfig
 
 from bridge.config import Nats
+
+log = structlog.get_logger("tabled.bridge")
 
 #: what a publish can meet while NATS or JetStream is away or restarting: retried
 RETRY = (
@@ -120,3 +124,25 @@ def nats_identity(n: Nats, base: Path) -> dict[str, Any]:
         if n.tls.hostname:
             opts["tls_hostname"] = n.tls.hostname
     return opts
+
+
+async def ensure_stream(js: Any, n: Nats) -> None:
+    """The floor's stream as ``[nats]`` says: created if missing, its window and age kept."""
+    want = StreamConfig(
+        name=n.stream,
+        subjects=[f"{n.prefix}.>"],
+        storage=StorageType.FILE,
+        num_replicas=n.replicas,
+        duplicate_window=n.duplicate_window,
+        max_age=n.max_age,
+    )
+    try:
+        info = await js.stream_info(n.stream)
+    except nats.js.errors.NotFoundError:
+        await js.add_stream(want)
+        log.info("stream created", stream=n.stream, subjects=want.subjects)
+        return
+    have = info.config
+    if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
+        await js.update_stream(want)
+        log.info("stream updated", stream=n.stream)

@@ -114,6 +114,16 @@ class Store:
             return await self.head(table)
         return _head(m)
 
+    async def next_of(self, table: str, stream_seq: int) -> Head | None:
+        """The table's first event at or after ``stream_seq`` (None: none)."""
+        try:
+            m = await self.js.get_msg(
+                self.stream, seq=stream_seq, subject=self.subjects(table), next=True
+            )
+        except nats.js.errors.NotFoundError:
+            return None
+        return _head(m)
+
     async def put(self, link: Any, got: Received) -> Head:
         """Store ``got`` after ``link.head``; return the new head. Retried until it is stored
         or refused for good (:class:`Ahead`, :class:`Diverged`)."""

@@ -13,6 +13,8 @@ jitter (a live table's rate). Controlled over a REP socket with JSON commands:
 - ``{"cmd": "backlog", "table": T, "n": N}``: T deals N cards while cut (an hour offline)
 - ``{"cmd": "tamper", "table": T, "seq": N}``: edit event N in T's journal (a replay then
   sends bytes whose hash does not match: what a chain check must catch)
+- ``{"cmd": "rollback", "table": T, "n": N}``: T's journal loses its last N events (same
+  journal id: restored from an older copy) and T deals on from there
 - ``{"cmd": "replace", "table": T}``: T starts a new journal (a new journal id, seqs from 1),
   as a table whose journal file was replaced
 - ``{"cmd": "heads"}``: ``{table: [journal_id, last_seq, last_hash]}``
@@ -191,6 +193,14 @@ class LoadGen:
             t.journal, t.last_hash, t.journal_id = [], GENESIS, uuid.uuid4().hex
             t.hand, t.position = 1, 0
             return {"ok": True, "journal_id": t.journal_id}
+        if cmd == "rollback":
+            # the journal restored from an older copy: same id, its last N events gone; the
+            # table deals on from there (new events under seqs others already hold)
+            t = self.tables[q["table"]]
+            keep = len(t.journal) - int(q["n"])
+            t.journal = t.journal[:keep]
+            t.last_hash = json.loads(t.journal[-1])["hash"] if t.journal else GENESIS
+            return {"ok": True, "last_seq": keep}
         if cmd == "tamper":
             t = self.tables[q["table"]]
             i = int(q["seq"]) - 1

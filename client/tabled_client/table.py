@@ -172,6 +172,11 @@ class TableFollower:
         finally:
             s.close()
 
+    async def fetch(self, start: int, stop: int) -> tuple[list[bytes], dict[str, Any]]:
+        """Events ``start … stop`` as the table's replay socket answers now, unchecked, and
+        its end marker (``last_seq``, ``journal_id``): to ask what the journal holds."""
+        return await self._replay(start, stop)
+
     async def _catch_up(self, upto: int) -> AsyncIterator[Received]:
         """Replay ``last_seq+1 … upto`` in chunks; a busy server is retried with backoff."""
         delay = 0.05
