@@ -10,8 +10,10 @@ from daemon import structlog_lean  # noqa: F401
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -28,15 +30,37 @@ from daemon.config import ConfigError
 log = structlog.get_logger("tabled.bridge")
 
 
+#: seconds from SIGTERM to the end of the process, whatever hangs (systemd's TimeoutStopSec
+#: is 10): the bridge stores nothing of its own, so leaving mid-publish loses nothing
+STOP_LIMIT = 4.5
+
+
+def _hard_exit() -> None:
+    os.write(2, b'{"event":"bridge stop took too long: exiting","level":"error","priority":3}\n')
+    os._exit(1)
+
+
 async def _run(cfg: bridge_config.BridgeConfig, base: Path) -> None:
     b = FloorBridge(cfg, base)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def stopping() -> None:
+        if not stop.is_set():
+            stop.set()
+            t = threading.Timer(STOP_LIMIT, _hard_exit)
+            t.daemon = True
+            t.start()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, stopping)
     log.info("bridge starting", tables=len(cfg.tables), servers=cfg.nats.servers)
     await b.run(stop)
     log.info("bridge stopped")
+    if b.abandoned:  # nats-py's tasks wait on the hung server: asyncio.run would too
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def _show(status: dict[str, Any]) -> str:

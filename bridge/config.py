@@ -69,6 +69,11 @@ class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: a table whose oldest unstored event is this old is reported behind (a warning)
     behind_after: _Positive = 5.0
     replay_timeout: _Positive = 10.0
+    #: the largest frame (event, heartbeat) read from a table: a larger one drops the
+    #: connection (ZeroMQ's MAXMSGSIZE); the bridge's memory bound (docs/floor.md, Bounded)
+    max_event_bytes: Annotated[int, msgspec.Meta(ge=4096, le=64 << 20)] = 1 << 20
+    #: the bytes of one replay answer held at once; the rest is asked for again after them
+    replay_max_bytes: Annotated[int, msgspec.Meta(ge=65536, le=1 << 30)] = 16 << 20
     #: the bridge's CURVE secret certificate (``tablectl keys``), for tables with ``server_key``
     client_key: str | None = None
 

@@ -55,6 +55,9 @@ from daemon.sdnotify import Notifier
 
 log = structlog.get_logger("tabled.bridge")
 
+#: seconds a stop waits for NATS to take what is in flight (then it closes regardless)
+STOP_GRACE = 2.0
+
 
 @dataclass(slots=True)
 class Link:
@@ -119,6 +122,8 @@ class FloorBridge:
         self.started = time.time()
         self.nats_state = "connecting"
         self.nats_disconnects = 0
+        #: the stop left NATS's connection unclosed (a hung server): exit without waiting
+        self.abandoned = False
         self._tasks: dict[str, asyncio.Task[None]] = {}
         #: tables whose journal went back (bridge/rollback.py); its probes
         self.rollbacks = Rollbacks(self)
@@ -269,6 +274,8 @@ class FloorBridge:
             curve=curve_of(self.cfg, t, self.base),
             ctx=self.ctx,
             replay_timeout=self.cfg.bridge.replay_timeout,
+            max_frame=self.cfg.bridge.max_event_bytes,
+            replay_max_bytes=self.cfg.bridge.replay_max_bytes,
         )
 
     # -- health -------------------------------------------------------------------------
@@ -383,7 +390,15 @@ class FloorBridge:
                     await task
             beats.close()
             if self.nc is not None:
-                with contextlib.suppress(Exception):
-                    await self.nc.drain()
+                # a hung server must not hold the stop: what was not stored is stored by
+                # the next bridge from the tables' journals. Not wait_for: nats-py's drain
+                # swallows the cancellation and then waits on the server again.
+                closing = asyncio.ensure_future(self.nc.drain())
+                done, _ = await asyncio.wait({closing}, timeout=STOP_GRACE)
+                if not done:
+                    self.abandoned = True
+                    log.warning(
+                        "NATS did not answer the stop: leaving without it", seconds=STOP_GRACE
+                    )
             self.ctx.destroy(linger=0)
             notifier.close()
