@@ -5,8 +5,8 @@ Heartbeats come on the table's PUB socket with its events. Read there, a heartbe
 behind every event queued before it, so a bridge 55,000 events behind read each
 heartbeat only once everything before it was stored, and saw a lag of 0 (issue 31). So
 the bridge also reads heartbeats on sockets of their own (:class:`Heartbeats`): one SUB
-per CURVE identity, connected to every table's PUB and subscribed to ``<table>.heartbeat``
-only, read by one task as they arrive. Its queue holds only heartbeats, so the newest
+per 64 tables of a CURVE identity, connected to their PUBs and subscribed to
+``<table>.heartbeat`` only, each read by one task as they arrive. Its queue holds only heartbeats, so the newest
 ``last_seq`` a table committed is known within a heartbeat interval however far behind
 the store is; that is what ``up`` and the lag are made of. The events' SUB (the follower)
 still reads its own heartbeats for the replay recipe; this path is for the truth.
@@ -37,6 +37,9 @@ HEARTBEAT_MAX_BYTES = 256 * 1024
 #: heartbeats remembered per table for the age of the oldest unstored event (one a
 #: second: over an hour; past it the newest entry moves up, ages read a little older)
 SEEN_MAX = 4096
+#: tables a heartbeat socket serves: each table gets every subscription of its socket, so
+#: one socket for all would send tables² subscriptions (6 M for 2,500 tables)
+GROUP = 64
 #: state changes kept per table for ``tabled-bridge status``
 CHANGES_MAX = 20
 
@@ -161,21 +164,32 @@ class Heartbeats:
         groups: dict[Curve, list[tuple[str, str]]] = {}
         for tid, publish, curve in tables:
             groups.setdefault(curve, []).append((tid, publish))
-        for curve, members in groups.items():
-            s = ctx.socket(zmq.SUB)
-            s.setsockopt(zmq.LINGER, 0)
-            s.setsockopt(zmq.MAXMSGSIZE, HEARTBEAT_MAX_BYTES)
-            s.setsockopt(zmq.RCVHWM, 10_000)
-            if curve is not None:
-                s.setsockopt(zmq.CURVE_PUBLICKEY, curve[0])
-                s.setsockopt(zmq.CURVE_SECRETKEY, curve[1])
-                s.setsockopt(zmq.CURVE_SERVERKEY, curve[2])
-            for tid, _ in members:
-                s.setsockopt(zmq.SUBSCRIBE, f"{tid}.heartbeat".encode())
-            for endpoint in dict.fromkeys(p for _, p in members):
-                s.connect(endpoint)
-            self.socks.append(s)
+        for curve, everyone in groups.items():
+            for i in range(0, len(everyone), GROUP):
+                self.socks.append(self._socket(ctx, curve, everyone[i : i + GROUP]))
         self.bad = 0
+
+    @staticmethod
+    def _socket(
+        ctx: zmq.asyncio.Context, curve: Curve, members: list[tuple[str, str]]
+    ) -> zmq.asyncio.Socket:
+        s = ctx.socket(zmq.SUB)
+        s.setsockopt(zmq.LINGER, 0)
+        s.setsockopt(zmq.MAXMSGSIZE, HEARTBEAT_MAX_BYTES)
+        s.setsockopt(zmq.RCVHWM, 10_000)
+        # every subscription goes to every table it connects to, through a pipe whose
+        # queue is SNDHWM (1,000 by default): past it they were dropped, and only 1,000
+        # tables of 2,500 sent their heartbeats
+        s.setsockopt(zmq.SNDHWM, 0)
+        if curve is not None:
+            s.setsockopt(zmq.CURVE_PUBLICKEY, curve[0])
+            s.setsockopt(zmq.CURVE_SECRETKEY, curve[1])
+            s.setsockopt(zmq.CURVE_SERVERKEY, curve[2])
+        for tid, _ in members:
+            s.setsockopt(zmq.SUBSCRIBE, f"{tid}.heartbeat".encode())
+        for endpoint in dict.fromkeys(p for _, p in members):
+            s.connect(endpoint)
+        return s
 
     async def _read(self, s: zmq.asyncio.Socket) -> None:
         while True:

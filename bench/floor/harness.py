@@ -31,14 +31,20 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(nofile: int | None = None) -> None:
     import ctypes
+    import resource
 
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: no orphans after a crash
+    if nofile is not None:  # as systemd's LimitNOFILE= sets it: soft and hard
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
 
 def _popen(
-    args: list[str], log: Path, extra_env: dict[str, str] | None = None
+    args: list[str],
+    log: Path,
+    extra_env: dict[str, str] | None = None,
+    nofile: int | None = None,
 ) -> subprocess.Popen[bytes]:
     out = log.open("ab")
     try:
@@ -47,7 +53,7 @@ def _popen(
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=lambda: _die_with_parent(nofile),
             env=dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {})),
         )
     finally:
@@ -252,7 +258,15 @@ class Floor:
             ]
             if not deal:
                 args.append("--no-deal")
-            self.loadgen = _popen(args, self.folder / "loadgen.log")
+            # a fake table holds ~8 fds (two sockets, their listeners, the bridge's connections)
+            nofile = None
+            if self.fake > 500:  # as many as this process may give (not raised past hard)
+                import resource
+
+                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                want = 8 * self.fake + 1024
+                nofile = want if hard == resource.RLIM_INFINITY else min(want, hard)
+            self.loadgen = _popen(args, self.folder / "loadgen.log", nofile=nofile)
             self.control = Control(ctl, timeout=60)
             self.fake_endpoints = self.control("endpoints")
         self.write_bridge_config()
@@ -291,15 +305,20 @@ class Floor:
             lines += ["", "[[tables]]", f'id = "{tid}"', f'publish = "{pub}"', f'replay = "{rep}"']
         self.bridge_config.write_text("\n".join(lines) + "\n")
 
-    def start_bridge(self, timeout: float = 60.0) -> subprocess.Popen[bytes]:
-        """Start ``tabled-bridge`` as installed; ready when it says READY=1 (as to systemd)."""
+    def start_bridge(
+        self, timeout: float = 60.0, *, wrap: list[str] | None = None, nofile: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start ``tabled-bridge`` as installed; ready when it says READY=1 (as to systemd).
+        ``wrap``: a command it runs under (the unit's system call filter); ``nofile``: its
+        open-file limit, as the unit's ``LimitNOFILE=``."""
         path = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp")) / "notify"
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.bind(str(path))
             self.bridge = _popen(
-                [str(BIN / "tabled-bridge"), "--config", str(self.bridge_config)],
+                [*(wrap or []), str(BIN / "tabled-bridge"), "--config", str(self.bridge_config)],
                 self.folder / "bridge.log",
                 extra_env={"NOTIFY_SOCKET": str(path)},
+                nofile=nofile,
             )
             wait_notify(sock, self.bridge, timeout, self.folder / "bridge.log")
         path.unlink()
