@@ -8,7 +8,9 @@ consumer, so it resumes where it acked after a restart.
 Every table's hash chain is checked as its events arrive, so the consumer always reads
 a table's whole stream and filters by type on this side (a type filter on the server
 would leave seq gaps no chain check can cross). A redelivered message (a consumer
-restart before its ack) is one already held and is dropped by seq. Needs nats-py
+restart before its ack) is one already held and is dropped by seq. ``tables=`` is
+filtered by the server (a filter subject per table, nats-server 2.10+), so a backend of
+a few tables does not read the whole floor. Needs nats-py
 (``pip install tabled-client[nats]``).
 """
 
@@ -90,23 +92,29 @@ class FloorFollower:
             t: (c.head.journal_id or "", c.head.seq, c.head.hash) for t, c in self.chains.items()
         }
 
-    def _filter(self) -> str:
-        if self.tables is not None and len(self.tables) == 1:
-            return f"{self.prefix}.{next(iter(self.tables))}.>"
-        return f"{self.prefix}.>"
+    def _filters(self) -> list[str]:
+        """The server's filter: the floor, or each of the tables asked for (several filter
+        subjects in one consumer, nats-server 2.10+): the server sends only their events."""
+        if self.tables is None:
+            return [f"{self.prefix}.>"]
+        return [f"{self.prefix}.{t}.>" for t in sorted(self.tables)]
 
     async def connect(self) -> FloorFollower:
         self.nc = await nats.connect(self.servers, **self.connect_options)
         js = self.nc.jetstream()
+        filters = self._filters()
         cfg = ConsumerConfig(
             durable_name=self.durable,
             ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL,
-            filter_subject=self._filter(),
             max_ack_pending=-1,
         )
+        if len(filters) == 1:
+            cfg.filter_subject = filters[0]
+        else:
+            cfg.filter_subjects = filters
         self._sub = await js.pull_subscribe(
-            self._filter(), durable=self.durable, stream=self.stream, config=cfg
+            filters[0], durable=self.durable, stream=self.stream, config=cfg
         )
         return self
 
