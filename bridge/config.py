@@ -167,3 +167,15 @@ def load(path: str | Path) -> BridgeConfig:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(p, [f"not valid TOML: {e}"]) from None
     return parse(raw, p)
+
+
+def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
+    """The CURVE keys the bridge uses for table ``t`` (key files relative to ``base``)."""
+    if not t.server_key:
+        return None
+    from daemon.security import ClientCurve
+
+    key = t.client_key or cfg.bridge.client_key
+    assert key is not None  # config.parse checked
+    c = ClientCurve.load(base / key, base / t.server_key)
+    return c.public, c.secret, c.server

@@ -38,7 +38,7 @@ import zmq.asyncio
 from tabled_client.chain import ChainBroken
 from tabled_client.table import TableFollower
 
-from bridge.config import BridgeConfig, Table
+from bridge.config import BridgeConfig, Table, curve_of
 from bridge.health import Health, Heartbeats, judge
 from bridge.metrics import serve
 from bridge.natslink import (
@@ -95,17 +95,6 @@ class Link:
     @property
     def stored_journal(self) -> str | None:
         return self.head.journal_id
-
-
-def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
-    if not t.server_key:
-        return None
-    from daemon.security import ClientCurve
-
-    key = t.client_key or cfg.bridge.client_key
-    assert key is not None  # config.parse checked
-    c = ClientCurve.load(base / key, base / t.server_key)
-    return c.public, c.secret, c.server
 
 
 class FloorBridge:
@@ -239,6 +228,8 @@ class FloorBridge:
                 self.rollbacks.rolled_back(link, str(e))
                 return
             except ChainBroken as e:
+                if await self.rollbacks.went_back(link):  # not tampering: a restored journal
+                    return
                 link.state, link.last_error = "chain-broken", str(e)
                 link.health.change(
                     "chain-broken",

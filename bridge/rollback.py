@@ -89,6 +89,19 @@ class Rollbacks:
         finally:
             link.probing = False
 
+    async def went_back(self, link: Any) -> bool:
+        """After a chain break: did the table's journal go back under what JetStream holds?
+        (A table restored a few events back deals past them before a heartbeat shows it:
+        its next event then breaks the chain.) If so it is quarantined, not chain-broken."""
+        h = link.head
+        if h.journal_id is None:
+            return False
+        f = self.bridge.follower(link.table, h.journal_id, h.seq, h.hash)
+        why = await went_back(f, h.journal_id, h.seq, h.hash)
+        if why:
+            self.rolled_back(link, why)
+        return why is not None
+
     def rolled_back(self, link: Any, why: str) -> None:
         """Quarantine the table: stop bridging it, keep its events from the fork aside."""
         link.state, link.last_error, link.rolled = "rolled-back", why, link.head.journal_id
