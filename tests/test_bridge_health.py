@@ -95,3 +95,42 @@ def test_lag_reads_above_zero_and_grows_while_jetstream_hangs(tmp_path):
         assert any(ln.get("event") == "publish stored again" for ln in lines)
     finally:
         f.close()
+
+
+def test_the_lag_is_the_unstored_events_and_the_age_of_the_oldest():
+    from bridge.health import Health
+
+    h = Health("t1")
+    assert h.lag("j", 0, 0.0) == (None, 0.0)  # no heartbeat yet: unknown, not 0
+    h.on_heartbeat({"last_seq": 10, "journal_id": "j"}, 100.0)
+    h.on_heartbeat({"last_seq": 10, "journal_id": "j"}, 101.0)
+    h.on_heartbeat({"last_seq": 25, "journal_id": "j"}, 102.0)
+    assert h.lag("j", 4, 105.0) == (21, 5.0)  # seq 5 was first named at 100.0
+    assert h.lag("j", 10, 105.0) == (15, 3.0)  # seq 11 first named at 102.0
+    assert h.lag("j", 25, 105.0) == (0, 0.0)
+    # another journal: everything in it is unstored, its age from its first heartbeat
+    h.on_heartbeat({"last_seq": 3, "journal_id": "k"}, 106.0)
+    assert h.lag("j", 25, 108.0) == (3, 2.0)
+
+
+def test_each_change_of_state_is_logged_once():
+    from bridge.health import Health, judge
+
+    h = Health("t1")
+    kw = {"behind_after": 5.0, "stale_after": 3.0, "running": 60.0}
+    h.on_heartbeat({"last_seq": 1, "journal_id": "j"}, 0.0)
+    states = [
+        judge(h, task_state="following", up=True, lag_events=0, lag_seconds=0.0, **kw),
+        judge(h, task_state="following", up=True, lag_events=9, lag_seconds=6.0, **kw),
+        judge(h, task_state="following", up=True, lag_events=12, lag_seconds=7.0, **kw),
+        judge(h, task_state="following", up=False, lag_events=12, lag_seconds=9.0, **kw),
+        judge(h, task_state="following", up=True, lag_events=0, lag_seconds=0.0, **kw),
+    ]
+    assert states == ["following", "behind", "behind", "down", "following"]
+    assert [text.split(":")[0] for _t, _lvl, text in h.changes] == [
+        "table up",
+        "table behind",
+        "table down",
+        "table up",
+    ]
+    assert [lvl for _t, lvl, _text in h.changes] == ["info", "warning", "warning", "info"]
