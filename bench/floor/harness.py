@@ -197,6 +197,8 @@ class Floor:
     #: extra nats-server config (TLS, authorization) and the bridge's [nats] lines for it
     nats_conf: str = ""
     nats_lines: list[str] = field(default_factory=list)
+    #: the fake tables' ids: <table_prefix>-001 … (unique across the sites of a group)
+    table_prefix: str = "lg"
     #: more [bridge] lines (behind_after = 2, ...)
     bridge_lines: list[str] = field(default_factory=list)
 
@@ -255,6 +257,8 @@ class Floor:
                 ctl,
                 "--interval",
                 str(self.interval),
+                "--prefix",
+                self.table_prefix,
             ]
             if not deal:
                 args.append("--no-deal")
