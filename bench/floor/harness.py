@@ -197,6 +197,8 @@ class Floor:
     #: extra nats-server config (TLS, authorization) and the bridge's [nats] lines for it
     nats_conf: str = ""
     nats_lines: list[str] = field(default_factory=list)
+    #: a NATS cluster the caller started and stops (instead of one server of the floor's own)
+    cluster: list[NatsServer] = field(default_factory=list)
     #: the fake tables' ids: <table_prefix>-001 … (unique across the sites of a group)
     table_prefix: str = "lg"
     #: more [bridge] lines (behind_after = 2, ...)
@@ -208,8 +210,11 @@ class Floor:
 
     def start(self, *, deal: bool = True) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsServer(self.folder / "nats", conf=self.nats_conf)
-        self.nats.start()
+        if self.cluster:  # started by the caller: the bridge lists them all
+            self.nats = self.cluster[0]
+        else:
+            self.nats = NatsServer(self.folder / "nats", conf=self.nats_conf)
+            self.nats.start()
         if self.curve_tables:
             self.keys = self.folder / "keys"
             create_curve(self.keys, "table")
@@ -280,7 +285,9 @@ class Floor:
         self.metrics_port = self.metrics_port or free_port()
         lines = [
             "[nats]",
-            f'servers = ["{self.nats.url}"]',
+            "servers = ["
+            + ", ".join(f'"{n.url}"' for n in (self.cluster or [self.nats]))
+            + "]",
             "publish_timeout = 2.0",
             *self.nats_lines,
             "",
@@ -394,7 +401,7 @@ class Floor:
                 self.loadgen.wait()
         for t in self.tables:
             t.kill(signal.SIGTERM)
-        if self.nats is not None:
+        if self.nats is not None and not self.cluster:
             self.nats.stop()
 
 
