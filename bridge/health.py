@@ -201,6 +201,10 @@ class Heartbeats:
                 self.on_heartbeat(tid, hb["data"])
             except (ValueError, KeyError, TypeError, UnicodeDecodeError):
                 self.bad += 1  # not a heartbeat as docs/events.md says: the follower judges
+            except Exception as e:  # one table's trouble must not stop every table's health
+                self.bad += 1
+                if self.bad <= 10:
+                    log.error("heartbeat not handled", error=f"{type(e).__name__}: {e}")
 
     async def run(self) -> None:
         await asyncio.gather(*(self._read(s) for s in self.socks))
