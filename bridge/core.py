@@ -5,13 +5,16 @@ live PUB, replay from the last seq held, heartbeats for gaps, chain check) and e
 event is published to ``<prefix>.<table>.<type>`` with the message id
 ``<table>:<journal id>:<seq>``. A table's next event is published only after
 JetStream acked the one before it, so the stream holds each table's events in seq
-order; a re-send after a crash or a lost ack has the same id and JetStream's duplicate
-window drops it. At start the bridge asks JetStream for each table's last stored
-event (the last message on ``<prefix>.<table>.>``) and resumes from there by replay.
+order; each publish is conditional on the table's last stored message
+(``bridge/store.py``), so a late one (a lost ack's re-send, a second bridge) is refused
+and recognised, never stored twice. At start the bridge asks JetStream for each table's
+last stored event (the last message on ``<prefix>.<table>.>``) and resumes from there by
+replay. Heartbeats and health: ``bridge/health.py``.
 
 Tables are independent tasks: one that is off, silent (a wrong CURVE key) or behind
-holds no other back. A table whose chain breaks is stopped and reported (it is a
-tampering or a bug, not something to paper over); any other failure of a table's
+holds no other back. A table whose chain breaks, or whose journal went back under
+events JetStream holds, is stopped and reported (tampering, a restored backup, or a
+bug: not something to paper over); any other failure of a table's
 task is retried with backoff. A failure of the bridge itself (NATS unreachable at
 start for good, the status writer) ends the process non-zero.
 """
@@ -21,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,28 +35,28 @@ import nats.js.errors
 import structlog
 import zmq
 import zmq.asyncio
-from nats.js.api import StorageType, StreamConfig
-from tabled_client.chain import GENESIS, ChainBroken
-from tabled_client.table import Received, TableFollower
+from tabled_client.chain import ChainBroken
+from tabled_client.table import TableFollower
 
-from bridge.config import BridgeConfig, Nats, Table
+from bridge.config import BridgeConfig, Table, curve_of
+from bridge.health import Health, Heartbeats, judge
 from bridge.metrics import serve
+from bridge.natslink import (
+    NatsUnreachable,
+    ensure_stream,
+    nats_identity,
+    reason,
+    refusal,
+    too_old,
+)
+from bridge.rollback import Rollbacks
+from bridge.store import NOTHING, Ahead, Diverged, Head, Store
 from daemon.sdnotify import Notifier
 
 log = structlog.get_logger("tabled.bridge")
 
-#: what a publish can meet while NATS or JetStream is away or restarting: retried
-RETRY = (
-    nats.errors.TimeoutError,
-    nats.errors.NoRespondersError,
-    nats.errors.ConnectionClosedError,
-    nats.errors.ConnectionReconnectingError,
-    nats.errors.OutboundBufferLimitError,
-    nats.js.errors.NoStreamResponseError,
-    nats.js.errors.ServiceUnavailableError,
-    nats.js.errors.ServerError,
-    asyncio.TimeoutError,
-)
+#: seconds a stop waits for NATS to take what is in flight (then it closes regardless)
+STOP_GRACE = 2.0
 
 
 @dataclass(slots=True)
@@ -69,102 +71,52 @@ class Link:
     publish_errors: int = 0
     restarts: int = 0
     last_error: str = ""
-    stored_seq: int = 0
-    stored_journal: str | None = None
-    behind_since: float | None = None
-    #: (table time, bridge receive time) of the last event stored: latency as seen here
+    #: the table's last event in JetStream, as far as this bridge knows
+    head: Head = NOTHING
+    #: the table's time of the last event stored
     last_event_time: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: publish attempts failed in a row (a streak is logged at its start and its end)
+    failing: int = 0
+    #: heartbeats read on their own path, the lag, the state last logged (bridge/health.py)
+    health: Health = field(default_factory=lambda: Health(""))
+    #: events another bridge stored before this one could (active-active: skipped here)
+    skipped: int = 0
+    #: rolled back: the journal id quarantined, events kept aside, a probe in flight
+    rolled: str | None = None
+    quarantined: int = 0
+    probing: bool = False
+    #: the last seq the table and JetStream agree on, once a rollback's fork is found
+    fork_seq: int | None = None
 
-    def lag_events(self) -> int | None:
-        f = self.follower
-        if f is None or f.table_seq is None or f.journal_id != self.stored_journal:
-            return None if f is None or f.table_seq is None else f.table_seq
-        return max(0, f.table_seq - self.stored_seq)
+    @property
+    def stored_seq(self) -> int:
+        return self.head.seq
 
-    def lag_seconds(self, now: float) -> float:
-        return 0.0 if self.behind_since is None else now - self.behind_since
-
-
-def curve_of(cfg: BridgeConfig, t: Table, base: Path) -> tuple[bytes, bytes, bytes] | None:
-    if not t.server_key:
-        return None
-    from daemon.security import ClientCurve
-
-    key = t.client_key or cfg.bridge.client_key
-    assert key is not None  # config.parse checked
-    c = ClientCurve.load(base / key, base / t.server_key)
-    return c.public, c.secret, c.server
-
-
-#: what a server or TLS says when it will never let this bridge in as configured
-REFUSED = (
-    nats.errors.AuthorizationError,
-    nats.errors.InvalidUserCredentialsError,
-    nats.errors.SecureConnRequiredError,
-    nats.errors.SecureConnWantedError,
-    nats.errors.SecureConnFailedError,
-    ssl.SSLError,
-)
-
-
-class NatsUnreachable(Exception):
-    """The bridge cannot start: NATS refused it or did not answer."""
-
-
-def _refusal(e: BaseException) -> bool:
-    """A "-ERR" a server sends a login it refuses comes as a plain nats Error."""
-    text = str(e).lower()
-    return (
-        isinstance(e, REFUSED)
-        or "authorization violation" in text
-        or ("authentication" in text and "expired" in text)
-    )
-
-
-def _why(e: BaseException) -> str:
-    if isinstance(e, nats.errors.AuthorizationError) or "authorization violation" in str(e).lower():
-        return "Authorization Violation: the server refused the login (user, password, creds)"
-    text = str(e) or type(e).__name__
-    return f"{type(e).__name__}: {text}" if text != type(e).__name__ else text
-
-
-def nats_identity(n: Nats, base: Path) -> dict[str, Any]:
-    """nats-py's connect options for ``[nats]``'s login and TLS (files relative to ``base``)."""
-    opts: dict[str, Any] = {}
-    if n.creds:
-        opts["user_credentials"] = str(base / n.creds)
-    if n.nkey_seed:
-        opts["nkeys_seed"] = str(base / n.nkey_seed)
-    if n.token_file:
-        opts["token"] = (base / n.token_file).read_text("utf-8").strip()
-    if n.user and n.password_file:
-        opts["user"] = n.user
-        opts["password"] = (base / n.password_file).read_text("utf-8").rstrip("\r\n")
-    if n.tls is not None:
-        ctx = ssl.create_default_context(cafile=str(base / n.tls.ca) if n.tls.ca else None)
-        if n.tls.cert and n.tls.key:
-            ctx.load_cert_chain(str(base / n.tls.cert), str(base / n.tls.key))
-        opts["tls"] = ctx
-        if n.tls.hostname:
-            opts["tls_hostname"] = n.tls.hostname
-    return opts
+    @property
+    def stored_journal(self) -> str | None:
+        return self.head.journal_id
 
 
 class FloorBridge:
     def __init__(self, cfg: BridgeConfig, base: Path) -> None:
         self.cfg = cfg
         self.base = base
-        self.links = {t.id: Link(t) for t in cfg.tables}
+        self.links = {t.id: Link(t, health=Health(t.id)) for t in cfg.tables}
         self.ctx = zmq.asyncio.Context()
         # a SUB per table and a DEALER per replay in flight: more than the default 1023
         self.ctx.set(zmq.MAX_SOCKETS, 4 * len(self.links) + 64)
         self.nc: Any = None
         self.js: Any = None
+        self.store: Store = None  # type: ignore[assignment]  # made by connect()
         self.started = time.time()
         self.nats_state = "connecting"
         self.nats_disconnects = 0
+        #: the stop left NATS's connection unclosed (a hung server): exit without waiting
+        self.abandoned = False
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        #: tables whose journal went back (bridge/rollback.py); its probes
+        self.rollbacks = Rollbacks(self)
+        self._side = self.rollbacks.probes
 
     # -- NATS -------------------------------------------------------------------------
 
@@ -189,9 +141,12 @@ class FloorBridge:
         async def reconnected() -> None:
             self.nats_state = "connected"
             log.info("nats reconnected", server=str(self.nc.connected_url.netloc))
+            why = too_old(self.nc._server_info.get("version", ""))
+            if why:  # a cluster half downgraded: say so loudly; the publishes will tell
+                log.error(f"{self.nc.connected_url.netloc}: {why}")
 
         async def error(e: Exception) -> None:
-            if self.nc is None and _refusal(e) and not final.is_set():
+            if self.nc is None and refusal(e) and not final.is_set():
                 last.append(e)  # the refusal is the reason, not the broken pipe after it
                 final.set()
             elif not final.is_set():
@@ -223,77 +178,22 @@ class FloorBridge:
             connecting.cancel()
             with contextlib.suppress(BaseException):
                 await connecting
-            why = _why(last[-1]) if last else "no answer"
+            why = reason(last[-1]) if last else "no answer"
             raise NatsUnreachable(
                 f"cannot connect to NATS {', '.join(self.cfg.nats.servers)}: {why}"
                 + ("" if final.is_set() else f" (tried for {self.cfg.nats.connect_timeout:g} s)")
             )
         self.nc = connecting.result()
+        why = too_old(self.nc._server_info.get("version", ""))
+        if why:
+            url = self.nc.connected_url
+            await self.nc.close()
+            self.nc = None
+            raise NatsUnreachable(f"{url.scheme}://{url.netloc}: {why}")
         self.nats_state = "connected"
         self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
-        await self._stream()
-
-    async def _stream(self) -> None:
-        n = self.cfg.nats
-        want = StreamConfig(
-            name=n.stream,
-            subjects=[f"{n.prefix}.>"],
-            storage=StorageType.FILE,
-            num_replicas=n.replicas,
-            duplicate_window=n.duplicate_window,
-            max_age=n.max_age,
-        )
-        try:
-            info = await self.js.stream_info(n.stream)
-        except nats.js.errors.NotFoundError:
-            await self.js.add_stream(want)
-            log.info("stream created", stream=n.stream, subjects=want.subjects)
-            return
-        have = info.config
-        if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
-            await self.js.update_stream(want)
-            log.info("stream updated", stream=n.stream)
-
-    async def head(self, table: str) -> tuple[str | None, int, str]:
-        """Where JetStream stands for ``table``: its last stored event's journal, seq, hash."""
-        n = self.cfg.nats
-        try:
-            m = await self.js.get_last_msg(n.stream, f"{n.prefix}.{table}.>")
-        except nats.js.errors.NotFoundError:
-            return None, 0, GENESIS
-        h = m.headers or {}
-        return h["Tabled-Journal"], int(h["Tabled-Seq"]), h["Tabled-Hash"]
-
-    async def store(self, link: Link, got: Received) -> None:
-        """Publish one event and wait for JetStream's ack; retried (same id) until it comes."""
-        n = self.cfg.nats
-        jid = got.journal_id or ""
-        headers = {
-            "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
-            "Tabled-Journal": jid,
-            "Tabled-Seq": str(got.seq),
-            "Tabled-Hash": got.hash,
-            "Tabled-Prev": got.prev,
-        }
-        subject = f"{n.prefix}.{got.table}.{got.type}"
-        delay = 0.1
-        while True:
-            try:
-                ack = await self.js.publish(
-                    subject, got.raw, headers=dict(headers), stream=n.stream
-                )
-                break
-            except RETRY as e:
-                link.publish_errors += 1
-                link.last_error = f"publish: {type(e).__name__} {e}".strip()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
-        if ack.duplicate:
-            link.duplicates += 1
-        else:
-            link.published += 1
-        link.stored_seq, link.stored_journal = got.seq, got.journal_id
-        link.last_event_time = got.time
+        self.store = Store(self.js, self.cfg.nats.stream, self.cfg.nats.prefix)
+        await ensure_stream(self.js, self.cfg.nats)
 
     # -- tables -------------------------------------------------------------------------
 
@@ -303,31 +203,40 @@ class FloorBridge:
         delay = 0.5
         while True:
             try:
-                jid, seq, h = await self.head(t.id)
-                link.stored_journal, link.stored_seq = jid, seq
-                f = TableFollower(
-                    t.publish,
-                    t.replay,
-                    table=t.id,
-                    last_seq=seq,
-                    last_hash=h,
-                    journal_id=jid,
-                    curve=curve_of(self.cfg, t, self.base),
-                    ctx=self.ctx,
-                    replay_timeout=self.cfg.bridge.replay_timeout,
-                )
+                head = link.head = await self.store.head(t.id)
+                f = self.follower(t, head.journal_id, head.seq, head.hash)
                 link.follower, link.state = f, "waiting"
-                log.info("following", table=t.id, journal_id=jid, from_seq=seq + 1)
+                log.info("following", table=t.id, journal_id=head.journal_id, from_seq=head.seq + 1)
                 try:
                     async for got in f.received():
                         link.state = "following"
-                        await self.store(link, got)
+                        try:
+                            link.head = await self.store.put(link, got)
+                        except Ahead as e:
+                            if e.head.journal_id != f.journal_id or e.head.seq < got.seq:
+                                raise
+                            link.skipped += e.head.seq - got.seq + 1
+                            link.head = e.head
+                            f.skip_to(e.head.seq, e.head.hash)
                         delay = 0.5
                 finally:
                     f.close()
+            except Ahead as e:
+                log.info("resuming from JetStream's head", table=t.id, why=str(e))
+                continue
+            except Diverged as e:
+                self.rollbacks.rolled_back(link, str(e))
+                return
             except ChainBroken as e:
+                if await self.rollbacks.went_back(link):  # not tampering: a restored journal
+                    return
                 link.state, link.last_error = "chain-broken", str(e)
-                log.error("chain broken: this table is no longer bridged", table=t.id, error=str(e))
+                link.health.change(
+                    "chain-broken",
+                    "error",
+                    "chain broken: this table is no longer bridged",
+                    error=str(e),
+                )
                 return
             except asyncio.CancelledError:
                 raise
@@ -338,31 +247,60 @@ class FloorBridge:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
+    def restart(self, link: Link, coro: Any) -> None:
+        """Replace the table's task (its follower, or its quarantine) with ``coro``."""
+        old = self._tasks.get(link.table.id)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        self._tasks[link.table.id] = asyncio.create_task(coro, name=f"table {link.table.id}")
+
+    def follower(self, t: Table, journal_id: str | None, seq: int, hash: str) -> TableFollower:
+        return TableFollower(
+            t.publish,
+            t.replay,
+            table=t.id,
+            last_seq=seq,
+            last_hash=hash,
+            journal_id=journal_id,
+            curve=curve_of(self.cfg, t, self.base),
+            ctx=self.ctx,
+            replay_timeout=self.cfg.bridge.replay_timeout,
+            max_frame=self.cfg.bridge.max_event_bytes,
+            replay_max_bytes=self.cfg.bridge.replay_max_bytes,
+        )
+
     # -- health -------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
         now = time.monotonic()
-        stale = self.cfg.bridge.stale_after
+        b = self.cfg.bridge
         tables = {}
         for tid, link in self.links.items():
-            f = link.follower
-            lag = link.lag_events()
-            if lag and link.behind_since is None:
-                link.behind_since = now
-            elif not lag:
-                link.behind_since = None
-            up = f is not None and f.up(stale)
-            state = link.state
-            if state in ("waiting", "following") and not up:
-                state = "down" if f is not None and f.heartbeat_at is not None else "no-heartbeat"
+            f, h = link.follower, link.health
+            lag, lag_s = h.lag(link.stored_journal, link.stored_seq, now)
+            up = h.up(now, b.stale_after)
+            state = judge(
+                h,
+                task_state=link.state,
+                up=up,
+                lag_events=lag,
+                lag_seconds=lag_s,
+                behind_after=b.behind_after,
+                stale_after=b.stale_after,
+                running=time.time() - self.started,
+            )
             tables[tid] = {
                 "state": state,
                 "up": up,
                 "journal_id": link.stored_journal,
+                "stream_seq": link.head.stream_seq,
+                "skipped": link.skipped,
+                "quarantined": link.quarantined,
+                "fork_seq": link.fork_seq,
                 "stored_seq": link.stored_seq,
-                "table_seq": None if f is None else f.table_seq,
+                "table_seq": h.table_seq,
                 "lag_events": lag,
-                "lag_seconds": round(link.lag_seconds(now), 3),
+                "lag_seconds": round(lag_s, 3),
                 "published": link.published,
                 "duplicates": link.duplicates,
                 "publish_errors": link.publish_errors,
@@ -372,6 +310,7 @@ class FloorBridge:
                 "restarts": link.restarts,
                 "last_event_time": link.last_event_time,
                 "last_error": link.last_error,
+                "changes": [[round(t, 3), lvl, text] for t, lvl, text in h.changes],
             }
         return {
             "time": time.time(),
@@ -403,6 +342,12 @@ class FloorBridge:
                 notifier.watchdog()
             await asyncio.sleep(1.0)
 
+    def _heartbeat(self, table: str, data: dict[str, Any]) -> None:
+        link = self.links[table]
+        link.health.on_heartbeat(data, time.monotonic())
+        if link.state not in ("starting", "chain-broken"):
+            self.rollbacks.watch(link, data)
+
     # -- run ----------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -411,6 +356,12 @@ class FloorBridge:
         server = None
         if self.cfg.bridge.listen:
             server = await serve(self.cfg.bridge.listen, self.status)
+        beats = Heartbeats(
+            self.ctx,
+            ((t.id, t.publish, curve_of(self.cfg, t, self.base)) for t in self.cfg.tables),
+            self._heartbeat,
+        )
+        self._tasks[" heartbeats"] = asyncio.create_task(beats.run(), name="heartbeats")
         for tid, link in self.links.items():
             self._tasks[tid] = asyncio.create_task(self.follow(link), name=f"table {tid}")
         status = asyncio.create_task(self.tick(notifier), name="status")
@@ -423,13 +374,22 @@ class FloorBridge:
         finally:
             if server is not None:
                 server.close()
-            for task in [*self._tasks.values(), status, stopper]:
+            for task in [*self._tasks.values(), *self._side, status, stopper]:
                 task.cancel()
-            for task in [*self._tasks.values(), status]:
+            for task in [*self._tasks.values(), *self._side, status]:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+            beats.close()
             if self.nc is not None:
-                with contextlib.suppress(Exception):
-                    await self.nc.drain()
+                # a hung server must not hold the stop: what was not stored is stored by
+                # the next bridge from the tables' journals. Not wait_for: nats-py's drain
+                # swallows the cancellation and then waits on the server again.
+                closing = asyncio.ensure_future(self.nc.drain())
+                done, _ = await asyncio.wait({closing}, timeout=STOP_GRACE)
+                if not done:
+                    self.abandoned = True
+                    log.warning(
+                        "NATS did not answer the stop: leaving without it", seconds=STOP_GRACE
+                    )
             self.ctx.destroy(linger=0)
             notifier.close()

@@ -17,7 +17,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 _COUNTERS = {
     "published": "events stored in JetStream",
-    "duplicates": "re-sent events JetStream dropped as duplicates (by message id)",
+    "duplicates": "events found stored already (an earlier try, or another bridge)",
+    "skipped": "events another bridge stored before this one could (active-active)",
+    "quarantined": "events of a rolled-back table kept aside in the quarantine stream",
     "publish_errors": "publish attempts that failed and were retried",
     "repairs": "replays asked of the table (catch-up and gap repair)",
     "replay_errors": "replays that failed (no answer, busy, error)",
@@ -36,11 +38,12 @@ class StatusCollector:
         def gauge(name: str, doc: str) -> GaugeMetricFamily:
             return GaugeMetricFamily(f"tabled_bridge_{name}", doc, labels=["table"])
 
-        lag = gauge("lag_events", "events the table has that JetStream has not acked")
-        lag_s = gauge("lag_seconds", "seconds the table has been behind (0 when caught up)")
+        lag = gauge("lag_events", "events the table committed that JetStream has not acked")
+        lag_s = gauge("lag_seconds", "age of the oldest event not stored yet (0 when caught up)")
         up = gauge("table_up", "1 while the table's heartbeats arrive")
         seq = gauge("stored_seq", "last seq of the table stored in JetStream")
         broken = gauge("chain_broken", "1 when the table's hash chain broke (not bridged)")
+        rolled = gauge("rolled_back", "1 when the table's journal went back (quarantined)")
         counters = {
             k: CounterMetricFamily(f"tabled_bridge_{k}", h, labels=["table"])
             for k, h in _COUNTERS.items()
@@ -51,13 +54,14 @@ class StatusCollector:
             up.add_metric([tid], 1.0 if t["up"] else 0.0)
             seq.add_metric([tid], float(t["stored_seq"]))
             broken.add_metric([tid], 1.0 if t["state"] == "chain-broken" else 0.0)
+            rolled.add_metric([tid], 1.0 if t["state"] == "rolled-back" else 0.0)
             for k, c in counters.items():
                 c.add_metric([tid], float(t[k]))
         nats_up = GaugeMetricFamily("tabled_bridge_nats_connected", "1 while NATS is connected")
         nats_up.add_metric([], 1.0 if s["nats"]["state"] == "connected" else 0.0)
         drops = CounterMetricFamily("tabled_bridge_nats_disconnects", "times NATS went away")
         drops.add_metric([], float(s["nats"]["disconnects"]))
-        yield from (lag, lag_s, up, seq, broken, *counters.values(), nats_up, drops)
+        yield from (lag, lag_s, up, seq, broken, rolled, *counters.values(), nats_up, drops)
 
 
 async def serve(listen: str, status: Callable[[], dict[str, Any]]) -> asyncio.Server:

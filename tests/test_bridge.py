@@ -164,6 +164,9 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
     res = json.loads(out.read_text())
     assert res["verified"]["tables"] == 5 and res["verified"]["gapless_once_in_order_chain_ok"]
     assert res["steady"]["tables_up"] == 5
+    assert res["steady"]["true_lag_samples"] >= 1 and res["steady"]["true_lag_seconds_max"] >= 0
+    assert [g["verdict"] in ("met", "missed") for g in res["goals"]][:3] == [True] * 3
+    assert "goals (issue 31" in r.stdout
     assert res["catch_up"]["events"] == 40 and res["burst"]["events"] == 8
     for key in ("acked_one_by_one_per_s", "pipelined_per_s"):
         assert res["raw_jetstream"][key] > 0

@@ -136,3 +136,20 @@ def test_a_resumed_consumer_without_heads_or_anchor_says_what_to_do(floor):
     said = asyncio.run(go())
     assert "durable consumer 'twice' resumes at seq " in said
     assert "heads=" in said and "anchor='first'" in said, said
+
+
+def test_a_set_of_tables_is_filtered_by_the_server(floor):
+    """``tables={a, b}`` is one consumer with a filter subject per table: the server sends
+    only their events (it read the whole floor and dropped the rest before)."""
+
+    async def go() -> tuple[list[tuple[str, int]], int, list[str]]:
+        f = FloorFollower(floor.nats.url, durable="two", tables={"lg-001", "lg-003"})
+        got = await take(f, 100)
+        js = f.nc.jetstream()
+        info = await js.consumer_info("TABLES", "two")
+        await f.close()
+        return got, info.delivered.stream_seq, list(info.config.filter_subjects or [])
+
+    got, _last, filters = asyncio.run(go())
+    assert sorted(got) == [(t, s) for t in ("lg-001", "lg-003") for s in range(1, 11)]
+    assert filters == ["tables.lg-001.>", "tables.lg-003.>"]

@@ -12,13 +12,15 @@ more tables at the same rate, and ``tabled-bridge``. Measures, in this order:
    and pipelined (``publish_async``), ``nats bench``-style;
 2. the floor for ``--seconds``: events/s stored through the bridge, table-to-consumer
    latency (event ``time`` to a live JetStream consumer here) p50/p99, the bridge's CPU
-   per event (its /proc utime+stime over the window);
+   per event (its /proc utime+stime over the window), and the true lag it reports (the
+   largest of any table, sampled each second);
 3. a burst: every table deals ``--burst`` cards at once; the time until all are stored;
 4. catch-up: one table offline for an hour of events (``--backlog`` cards), then back;
    the time from its return until the last of them is in JetStream.
 
 Then every table's stream is checked: gapless from seq 1, each event once, the chain
-verifying with the client's check. The figures are printed and written to
+verifying with the client's check, and issue 31's goals are printed, each met, missed or
+not measured here (with where it is). The figures are printed and written to
 ``bench/results/floor-latest.json``; none is an assert (``docs/performance.md``).
 """
 
@@ -145,7 +147,16 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
     print(f"floor of {len(heads)} tables caught up; measuring {a.seconds} s …", flush=True)
     s0, c0, t0 = bridge_status(f.metrics_port), cpu_seconds(pid), time.monotonic()
     w.recording = True
-    await asyncio.sleep(a.seconds)  # the measurement window itself
+    lags: list[tuple[int, float]] = []  # each second: the floor's largest true lag
+    while time.monotonic() - t0 < a.seconds:  # the measurement window itself
+        await asyncio.sleep(min(1.0, max(0.0, a.seconds - (time.monotonic() - t0))))
+        tables = (await asyncio.to_thread(bridge_status, f.metrics_port))["tables"].values()
+        lags.append(
+            (
+                max((t["lag_events"] or 0 for t in tables), default=0),
+                max((t["lag_seconds"] for t in tables), default=0.0),
+            )
+        )
     w.recording = False
     s1, c1, t1 = bridge_status(f.metrics_port), cpu_seconds(pid), time.monotonic()
     stored = sum(t["published"] for t in s1["tables"].values()) - sum(
@@ -164,6 +175,11 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
         "bridge_cpu_s": round(c1 - c0, 2),
         "bridge_cpu_us_per_event": round((c1 - c0) / max(stored, 1) * 1e6, 1),
         "bridge_cpu_share": round((c1 - c0) / (t1 - t0), 3),
+        # the lag the bridge reports (heartbeats read apart from events: docs/floor.md,
+        # Health), sampled each second: the largest of any table in any sample
+        "true_lag_events_max": max((e for e, _ in lags), default=0),
+        "true_lag_seconds_max": round(max((x for _, x in lags), default=0.0), 2),
+        "true_lag_samples": len(lags),
     }
     print(f"  {out['steady']}", flush=True)
     # a burst: every fake table deals --burst cards at once
@@ -211,7 +227,56 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
     }
     print(f"  {out['verified']}", flush=True)
     watch.cancel()
+    out["goals"] = goals(out)
+    print("goals (issue 31; the offered rate is this run's, not the goal's 5,000 events/s):")
+    for g in out["goals"]:
+        shown = "-" if g["measured"] is None else g["measured"]
+        print(f"  {g['goal']:<44} {shown!s:>8} {g['unit']:<8} goal {g['target']:g}: {g['verdict']}")
+    for line in ELSEWHERE:
+        print(f"  {line}")
     return out
+
+
+#: issue 31's goals for one bridge on this 2-core machine, as (what, key, target, unit,
+#: which way is better): each is printed met, missed, or not measured here (and where)
+GOALS: list[tuple[str, str, float | None, str, str]] = [
+    ("bridge CPU per event, heartbeats included", "cpu", 150.0, "µs", "lower"),
+    ("true lag of any table at the steady rate", "lag", 1.0, "s", "lower"),
+    ("catch-up rate (600,000 events in 60 s)", "catchup", 10_000.0, "events/s", "higher"),
+    ("quiet tables' CPU per table-second", "quiet", 20.0, "µs", "lower"),
+    ("5,000 head lookups at start", "heads", 1.0, "s", "lower"),
+]
+NOT_HERE = {
+    "quiet": "docs/floor.md, Health: 131 µs measured by a script (1,000 idle tables)",
+    "heads": "docs/floor.md: 1.66 s measured by a script (5,000 tables, 2 M messages)",
+}
+ELSEWHERE = [
+    "0 duplicates, 0 gaps with two bridges, one stalled: tests/test_bridge_active.py (3 windows, not 10 min)",
+    "storing again within 5 s of losing the stream's leader: tests/test_floor_cluster.py (5.2-7.2 s)",
+    "every event of a 3-site group at HQ: tests/test_floor_sites.py (exactly once after a cut; the 2 s p99 not measured)",
+]
+
+
+def goals(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each goal with what this run measured (none is an assert: ``docs/performance.md``)."""
+    steady, cu = out.get("steady", {}), out.get("catch_up", {})
+    got = {
+        "cpu": steady.get("bridge_cpu_us_per_event"),
+        "lag": steady.get("true_lag_seconds_max"),
+        "catchup": cu.get("events_per_s"),
+    }
+    rows = []
+    for name, key, goal, unit, better in GOALS:
+        value = got.get(key)
+        if value is None:
+            verdict = f"not measured here ({NOT_HERE.get(key, '')})"
+        else:
+            ok = value <= goal if better == "lower" else value >= goal
+            verdict = "met" if ok else "missed"
+        rows.append(
+            {"goal": name, "measured": value, "target": goal, "unit": unit, "verdict": verdict}
+        )
+    return rows
 
 
 def _why_not_caught_up(f: Floor, victim: str, want: int) -> None:

@@ -31,14 +31,20 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(nofile: int | None = None) -> None:
     import ctypes
+    import resource
 
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: no orphans after a crash
+    if nofile is not None:  # as systemd's LimitNOFILE= sets it: soft and hard
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
 
 def _popen(
-    args: list[str], log: Path, extra_env: dict[str, str] | None = None
+    args: list[str],
+    log: Path,
+    extra_env: dict[str, str] | None = None,
+    nofile: int | None = None,
 ) -> subprocess.Popen[bytes]:
     out = log.open("ab")
     try:
@@ -47,7 +53,7 @@ def _popen(
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=lambda: _die_with_parent(nofile),
             env=dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {})),
         )
     finally:
@@ -191,6 +197,12 @@ class Floor:
     #: extra nats-server config (TLS, authorization) and the bridge's [nats] lines for it
     nats_conf: str = ""
     nats_lines: list[str] = field(default_factory=list)
+    #: a NATS cluster the caller started and stops (instead of one server of the floor's own)
+    cluster: list[NatsServer] = field(default_factory=list)
+    #: the fake tables' ids: <table_prefix>-001 … (unique across the sites of a group)
+    table_prefix: str = "lg"
+    #: more [bridge] lines (behind_after = 2, ...)
+    bridge_lines: list[str] = field(default_factory=list)
 
     @property
     def bridge_config(self) -> Path:
@@ -198,8 +210,11 @@ class Floor:
 
     def start(self, *, deal: bool = True) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsServer(self.folder / "nats", conf=self.nats_conf)
-        self.nats.start()
+        if self.cluster:  # started by the caller: the bridge lists them all
+            self.nats = self.cluster[0]
+        else:
+            self.nats = NatsServer(self.folder / "nats", conf=self.nats_conf)
+            self.nats.start()
         if self.curve_tables:
             self.keys = self.folder / "keys"
             create_curve(self.keys, "table")
@@ -247,10 +262,20 @@ class Floor:
                 ctl,
                 "--interval",
                 str(self.interval),
+                "--prefix",
+                self.table_prefix,
             ]
             if not deal:
                 args.append("--no-deal")
-            self.loadgen = _popen(args, self.folder / "loadgen.log")
+            # a fake table holds ~8 fds (two sockets, their listeners, the bridge's connections)
+            nofile = None
+            if self.fake > 500:  # as many as this process may give (not raised past hard)
+                import resource
+
+                hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+                want = 8 * self.fake + 1024
+                nofile = want if hard == resource.RLIM_INFINITY else min(want, hard)
+            self.loadgen = _popen(args, self.folder / "loadgen.log", nofile=nofile)
             self.control = Control(ctl, timeout=60)
             self.fake_endpoints = self.control("endpoints")
         self.write_bridge_config()
@@ -260,7 +285,9 @@ class Floor:
         self.metrics_port = self.metrics_port or free_port()
         lines = [
             "[nats]",
-            f'servers = ["{self.nats.url}"]',
+            "servers = ["
+            + ", ".join(f'"{n.url}"' for n in (self.cluster or [self.nats]))
+            + "]",
             "publish_timeout = 2.0",
             *self.nats_lines,
             "",
@@ -268,6 +295,7 @@ class Floor:
             f'listen = "127.0.0.1:{self.metrics_port}"',
             "stale_after = 3.0",
             "replay_timeout = 5.0",
+            *self.bridge_lines,
         ]
         if self.keys is not None:
             lines.append(f'client_key = "{self.keys / "private" / "bridge.key_secret"}"')
@@ -288,19 +316,49 @@ class Floor:
             lines += ["", "[[tables]]", f'id = "{tid}"', f'publish = "{pub}"', f'replay = "{rep}"']
         self.bridge_config.write_text("\n".join(lines) + "\n")
 
-    def start_bridge(self, timeout: float = 60.0) -> subprocess.Popen[bytes]:
-        """Start ``tabled-bridge`` as installed; ready when it says READY=1 (as to systemd)."""
+    def start_bridge(
+        self, timeout: float = 60.0, *, wrap: list[str] | None = None, nofile: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start ``tabled-bridge`` as installed; ready when it says READY=1 (as to systemd).
+        ``wrap``: a command it runs under (the unit's system call filter); ``nofile``: its
+        open-file limit, as the unit's ``LimitNOFILE=``."""
         path = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp")) / "notify"
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.bind(str(path))
             self.bridge = _popen(
-                [str(BIN / "tabled-bridge"), "--config", str(self.bridge_config)],
+                [*(wrap or []), str(BIN / "tabled-bridge"), "--config", str(self.bridge_config)],
                 self.folder / "bridge.log",
                 extra_env={"NOTIFY_SOCKET": str(path)},
+                nofile=nofile,
             )
             wait_notify(sock, self.bridge, timeout, self.folder / "bridge.log")
         path.unlink()
         return self.bridge
+
+    def start_other_bridge(
+        self, name: str, timeout: float = 60.0
+    ) -> tuple[subprocess.Popen[bytes], int]:
+        """Another ``tabled-bridge`` on the same tables and stream (active-active), with its own
+        status port, config ``<name>.toml`` and log ``<name>.log``; returns it and its port.
+        The caller stops it."""
+        port = free_port()
+        cfg = self.folder / f"{name}.toml"
+        cfg.write_text(
+            self.bridge_config.read_text().replace(
+                f'listen = "127.0.0.1:{self.metrics_port}"', f'listen = "127.0.0.1:{port}"'
+            )
+        )
+        path = Path(tempfile.mkdtemp(prefix="fb-", dir="/tmp")) / "notify"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.bind(str(path))
+            proc = _popen(
+                [str(BIN / "tabled-bridge"), "--config", str(cfg)],
+                self.folder / f"{name}.log",
+                extra_env={"NOTIFY_SOCKET": str(path)},
+            )
+            wait_notify(sock, proc, timeout, self.folder / f"{name}.log")
+        path.unlink()
+        return proc, port
 
     def kill_bridge(self, sig: int = signal.SIGKILL) -> int:
         assert self.bridge is not None
@@ -343,7 +401,7 @@ class Floor:
                 self.loadgen.wait()
         for t in self.tables:
             t.kill(signal.SIGTERM)
-        if self.nats is not None:
+        if self.nats is not None and not self.cluster:
             self.nats.stop()
 
 

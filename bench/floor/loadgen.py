@@ -13,6 +13,10 @@ jitter (a live table's rate). Controlled over a REP socket with JSON commands:
 - ``{"cmd": "backlog", "table": T, "n": N}``: T deals N cards while cut (an hour offline)
 - ``{"cmd": "tamper", "table": T, "seq": N}``: edit event N in T's journal (a replay then
   sends bytes whose hash does not match: what a chain check must catch)
+- ``{"cmd": "endless", "table": T, "frames": N}``: T's replay answers are N frames of 64 KiB
+  junk each and no end marker (a broken or hostile table)
+- ``{"cmd": "rollback", "table": T, "n": N}``: T's journal loses its last N events (same
+  journal id: restored from an older copy) and T deals on from there
 - ``{"cmd": "replace", "table": T}``: T starts a new journal (a new journal id, seqs from 1),
   as a table whose journal file was replaced
 - ``{"cmd": "heads"}``: ``{table: [journal_id, last_seq, last_hash]}``
@@ -64,6 +68,9 @@ class FakeTable:
             self.rep.getsockopt_string(zmq.LAST_ENDPOINT),
         )
         self.hand, self.position = 1, 0
+        #: a broken or hostile replay server: each answer is this many 64 KiB data frames,
+        #: never its end marker (0: a true answer)
+        self.endless = 0
 
     def deal(self) -> bytes:
         self.position += 1
@@ -128,6 +135,13 @@ class FakeTable:
                 await self.rep.send_multipart([ident, b'{"error":"bad request"}'])
                 continue
             stop = min(stop, len(self.journal))
+            if self.endless:
+                junk = b'{"data":"' + b"x" * 65_536 + b'"}'
+                for i in range(self.endless):
+                    await self.rep.send_multipart([ident, junk])
+                    if i % 64 == 0:
+                        await asyncio.sleep(0)
+                continue
             for raw in self.journal[start - 1 : stop]:
                 await self.rep.send_multipart([ident, raw])
             end = {
@@ -191,6 +205,17 @@ class LoadGen:
             t.journal, t.last_hash, t.journal_id = [], GENESIS, uuid.uuid4().hex
             t.hand, t.position = 1, 0
             return {"ok": True, "journal_id": t.journal_id}
+        if cmd == "endless":
+            self.tables[q["table"]].endless = int(q.get("frames", 2000))
+            return {"ok": True}
+        if cmd == "rollback":
+            # the journal restored from an older copy: same id, its last N events gone; the
+            # table deals on from there (new events under seqs others already hold)
+            t = self.tables[q["table"]]
+            keep = len(t.journal) - int(q["n"])
+            t.journal = t.journal[:keep]
+            t.last_hash = json.loads(t.journal[-1])["hash"] if t.journal else GENESIS
+            return {"ok": True, "last_seq": keep}
         if cmd == "tamper":
             t = self.tables[q["table"]]
             i = int(q["seq"]) - 1

