@@ -55,6 +55,7 @@ bench: $(STAMP)
 floor: $(STAMP)
 	$(BIN)/python -m pytest -m floor $(PYTEST_ARGS)
 	$(BIN)/python -m bench.floor
+	$(BIN)/python -m bench.pit --seconds 30
 
 lint: $(STAMP)
 	$(BIN)/ruff check daemon drivers client bridge views tests bench

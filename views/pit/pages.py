@@ -1,7 +1,9 @@
 """The pit view's pages, rendered on the server as plain HTML (every value escaped).
 
-The floor and the alarm list reload themselves every two seconds (a meta refresh: no
-script); the acknowledgement form is its own page, so a reload never eats a note.
+The floor reloads itself every two seconds and the alarm list every second (a meta refresh:
+no script), so an alarm raised at a table is on the list within 2 s (the bridge's and the
+pit's own delay are tens of milliseconds); the acknowledgement form is its own page, so a
+reload never eats a note.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ form.ack textarea { width: 40em; height: 5em; } button { font-size: 18px; paddin
 """
 
 
-def page(title: str, body: str, user: Any, csrf: str, *, refresh: bool = False) -> str:
+def page(title: str, body: str, user: Any, csrf: str, *, refresh: float = 0) -> str:
     who = ""
     if user is not None:
         who = (
@@ -37,7 +39,7 @@ def page(title: str, body: str, user: Any, csrf: str, *, refresh: bool = False) 
             f'<form method="post" action="/logout"><input type="hidden" name="csrf" '
             f'value="{escape(csrf)}"><button>log out</button></form>'
         )
-    meta = '<meta http-equiv="refresh" content="2">' if refresh else ""
+    meta = f'<meta http-equiv="refresh" content="{refresh:g}">' if refresh else ""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">{meta}'
         f"<title>{escape(title)} · tabled pit</title><style>{CSS}</style></head><body>"

@@ -129,7 +129,7 @@ class Pit:
         request: web.Request,
         *,
         status: int = 200,
-        refresh: bool = False,
+        refresh: float = 0,
     ) -> web.Response:
         s = self.session(request)
         text = page(title, body, s[0] if s else None, s[1] if s else "", refresh=refresh)
@@ -201,7 +201,7 @@ class Pit:
             tile(s, self.floor.last_time.get(t, "")) for t, s in sorted(self.floor.tables.items())
         )
         body = f'<p class="dim">{len(self.floor.tables)} tables, {self.floor.events} events</p><div class="tiles" id="tiles">{tiles}</div>'
-        return self._html("floor", body, request, refresh=True)
+        return self._html("floor", body, request, refresh=2)
 
     async def table_page(self, request: web.Request) -> web.Response:
         self._need(request)
@@ -225,7 +225,7 @@ class Pit:
             + recent_rows(list(self.floor.recent.get(t, [])))
             + f"<h2>Last results</h2><ol id='results'>{results}</ol>"
         )
-        return self._html(f"table {escape(t)}", body, request, refresh=True)
+        return self._html(f"table {escape(t)}", body, request, refresh=2)
 
     async def healthz(self, request: web.Request) -> web.Response:
         """For a monitor (and bench/pit.py): how much of the floor it holds; no login, no detail."""
@@ -235,7 +235,7 @@ class Pit:
     async def pace_page(self, request: web.Request) -> web.Response:
         self._need(request)
         rows = [(t, pace(self.floor.rounds.get(t, []))) for t in sorted(self.floor.tables)]
-        return self._html("pace", pace_table(rows), request, refresh=True)
+        return self._html("pace", pace_table(rows), request, refresh=2)
 
     async def wheel(self, request: web.Request) -> web.Response:
         self._need(request)
@@ -258,7 +258,7 @@ class Pit:
         user, _ = self._need(request)
         assert self.acks is not None
         body = alarm_rows(self.floor.alarms(), self.acks, user.role == "pitboss")
-        return self._html("alarms", body, request, refresh=True)
+        return self._html("alarms", body, request, refresh=1)
 
     async def ack_get(self, request: web.Request) -> web.Response:
         user, csrf = self._need(request)
