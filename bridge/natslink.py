@@ -137,12 +137,26 @@ async def ensure_stream(js: Any, n: Nats) -> None:
         max_age=n.max_age,
     )
     try:
-        info = await js.stream_info(n.stream)
-    except nats.js.errors.NotFoundError:
-        await js.add_stream(want)
-        log.info("stream created", stream=n.stream, subjects=want.subjects)
-        return
-    have = info.config
-    if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
-        await js.update_stream(want)
-        log.info("stream updated", stream=n.stream)
+        try:
+            info = await js.stream_info(n.stream)
+        except nats.js.errors.NotFoundError:
+            await js.add_stream(want)
+            log.info("stream created", stream=n.stream, subjects=want.subjects)
+            return
+        have = info.config
+        if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
+            await js.update_stream(want)
+            log.info("stream updated", stream=n.stream)
+    except nats.js.errors.APIError as e:
+        # the server refuses the stream [nats] describes (replicas = 3 on one server, a
+        # subject another stream holds): a config to mend, said in one line (issue 33)
+        raise NatsUnreachable(
+            f"stream {n.stream} (subjects {n.prefix}.>, replicas = {n.replicas}): the server "
+            f"refused it: {e.description or e}"
+            + (
+                "; replicas above 1 need a JetStream cluster of at least that many servers"
+                if n.replicas > 1
+                else ""
+            )
+            + "; mend [nats] in the bridge's config (docs/floor.md)"
+        ) from None

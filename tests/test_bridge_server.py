@@ -111,3 +111,35 @@ def test_an_older_server_is_refused_at_start_with_one_line(tmp_path):
     assert len(lines) == 1, out
     assert f"nats://127.0.0.1:{port}" in lines[0] and "nats-server 2.9.10" in lines[0], out
     assert "2.11.0" in lines[0] and "Traceback" not in out, out
+
+
+def test_a_stream_the_server_refuses_is_one_line_not_a_traceback(tmp_path):
+    """``replicas = 3`` on one server (docs/floor.md's cluster example followed on a laptop)
+    ended in a "tabled crashed" traceback (issue 33): now one line naming the stream, what
+    the server said and what to do, and exit 1."""
+    from bench.floor.natsd import NatsServer, available
+
+    if why := available():
+        pytest.skip(why)
+    srv = NatsServer(tmp_path / "nats")
+    srv.start()
+    try:
+        cfg = tmp_path / "bridge.toml"
+        cfg.write_text(
+            f'[nats]\nservers = ["{srv.url}"]\nconnect_timeout = 10\nreplicas = 3\n'
+            '[bridge]\nlisten = "127.0.0.1:0"\n'
+            '[[tables]]\nid = "t1"\npublish = "tcp://127.0.0.1:1"\nreplay = "tcp://127.0.0.1:2"\n'
+        )
+        r = subprocess.run(
+            [str(BIN / "tabled-bridge"), "--config", str(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        srv.stop()
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "Traceback" not in out and "crashed" not in out, out
+    lines = [ln for ln in out.splitlines() if "replicas" in ln]
+    assert len(lines) == 1 and "TABLES" in lines[0], out
