@@ -34,7 +34,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from drivers.base import Driver, LineFramer, Protocol, SerialDefaults
+from drivers.base import Driver, Protocol, SerialDefaults
+from drivers.framing import LineFramer
 from drivers.readings import (
     DOUBLE_ZERO,
     BonusValue,

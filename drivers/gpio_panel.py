@@ -32,7 +32,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from drivers.base import Driver, LineFramer, Protocol
+from drivers.base import Driver, Protocol
+from drivers.framing import LineFramer
 from drivers.gpio.options import GpioPanelOptions
 from drivers.gpio.panel import GpioPanel
 from drivers.gpio.pins import PanelUnavailable, explain

@@ -10,8 +10,9 @@ The protocol page is ``docs/protocols/shoe-line.md``.
 
 from __future__ import annotations
 
-from drivers.base import Driver, LineFramer, Protocol
+from drivers.base import Driver, Protocol
 from drivers.card_codes import CardCodeOptions, RepeatFilter, decode
+from drivers.framing import LineFramer
 from drivers.readings import (
     CardDrawn,
     CardUnreadable,

@@ -14,8 +14,9 @@ from typing import Annotated
 
 import msgspec
 
-from drivers.base import Driver, LineFramer, Protocol
+from drivers.base import Driver, Protocol
 from drivers.card_codes import RepeatFilter
+from drivers.framing import LineFramer
 from drivers.readings import Malformed, Reading
 from drivers.tile_readings import TileDrawn, TileUnreadable, tile
 

@@ -35,6 +35,8 @@ import msgspec
 import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
+from drivers.framing import LineFramer
+from drivers.readings import Malformed
 from drivers.sim.faults import FaultQueue
 from drivers.sim.options import Count, Seconds, SimOptions, known
 
@@ -192,7 +194,7 @@ class WheelSimulator:
         self.misrecord = frozenset(misrecord)
         self.games = 0
         self.sent: list[bytes] = []  # every line written, for tests
-        self._buf = bytearray()
+        self._framer = LineFramer(max_line=256)
         self._tuning = dict(TUNING)
 
     @classmethod
@@ -246,7 +248,7 @@ class WheelSimulator:
             try:
                 data = await self.link.read()
             except EOFError:
-                self._buf.clear()
+                self._framer.eof()
                 await asyncio.sleep(self.pace)  # unplugged: wait for the replug
                 continue
             self.receive(data)
@@ -408,16 +410,10 @@ class WheelSimulator:
 
     def receive(self, data: bytes) -> None:
         """Bytes from the controller: answer each complete ``*`` command line."""
-        self._buf += data
-        while True:
-            ends = [i for i in (self._buf.find(b"\r"), self._buf.find(b"\n")) if i >= 0]
-            if not ends:
-                if len(self._buf) > 256:
-                    self._buf.clear()
-                return
-            end = min(ends)
-            line = bytes(self._buf[:end]).decode("ascii", "replace").strip()
-            del self._buf[: end + 1]
+        for raw in self._framer.feed(data):
+            if isinstance(raw, Malformed):
+                continue  # a wheel ignores what it cannot read
+            line = raw.decode("ascii", "replace").strip()
             if line.startswith("*") and len(line) >= 2:
                 self._answer(line[1], line[2:].split())
 
