@@ -54,6 +54,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("daemon/procedures/", "table (decide/apply)"),
     ("daemon/games/", "table (decide/apply)"),
     ("drivers/serial.py", "serial transport + device runner"),
+    ("drivers/serial_links.py", "serial transport + device runner"),
     ("daemon/devices.py", "serial transport + device runner"),
     ("daemon/tracer.py", "serial transport + device runner"),
     ("daemon/control.py", "control socket"),
