@@ -1,37 +1,35 @@
 """gpiozero pins on any Linux gpiochip, through libgpiod (the ``gpiod`` package, v2 API).
 
-gpiozero's own factories reach a Raspberry Pi only: they need the Pi's board revision
-to name the pins, and fail on an x86 table PC whose GPIO header is a gpiochip (a
-Super-I/O's lines, a USB GPIO adapter, an FTDI CBUS). This is a gpiozero pin factory
-like ``gpiozero.pins.lgpio`` — a :class:`~gpiozero.Factory` that makes
+gpiozero's own factories reach a Raspberry Pi only: they need the Pi's board revision to
+name the pins, and fail on an x86 table PC whose GPIO header is a gpiochip (a Super-I/O's
+lines, a USB GPIO adapter, an FTDI CBUS). This is a gpiozero pin factory like
+``gpiozero.pins.lgpio`` — a :class:`~gpiozero.Factory` that makes
 :class:`~gpiozero.pins.pi.PiPin` s — so the panel keeps gpiozero's devices
-(``DigitalInputDevice``, ``LED``) and the same panel config runs on both; only the
-factory and its chip differ (``pin_factory = "gpiod"``, ``chip``).
+(``DigitalInputDevice``, ``LED``) and the same panel config runs on both; only the factory
+and its chip differ (``pin_factory = "gpiod"``, ``chip``).
 
 Pins are the chip's line offsets, named ``GPIO<n>``, ``<n>`` and ``BCM<n>`` (on a Pi's
-gpiochip the offsets are the BCM numbers, so a Pi's config reads the same lines),
-plus the line's own name when the chip gives one (``gpioinfo`` shows them). Board
-names (``BOARD11``, ``J8:11``) need a Pi's header map and are not known here.
+gpiochip the offsets are the BCM numbers, so a Pi's config reads the same lines), plus the
+line's own name when the chip gives one (``gpioinfo`` shows them). Board names (``BOARD11``,
+``J8:11``) need a Pi's header map and are not known here.
 
-One line request per pin, so a pin is configured, reconfigured and released on its
-own: direction, bias (``pull``: up, down, floating), the kernel's debounce
-(``bounce``, gpiozero's ``bounce_time``) and edge detection (``edges``). Edge events
-come with the kernel's CLOCK_MONOTONIC timestamps; one thread per factory blocks in
-``poll(2)`` on every request's descriptor (and a wake-up pipe) and hands each edge to
-gpiozero's ``when_changed`` with that timestamp — gpiozero's callbacks run on that
-thread, as they do on lgpio's.
+One line request per pin, so a pin is configured, reconfigured and released on its own:
+direction, bias (``pull``: up, down, floating), the kernel's debounce (``bounce``,
+gpiozero's ``bounce_time``) and edge detection (``edges``). Edge events come with the
+kernel's CLOCK_MONOTONIC timestamps; one thread per factory blocks in ``poll(2)`` on every
+request's descriptor (and a wake-up pipe) and hands each edge to gpiozero's ``when_changed``
+with that timestamp — gpiozero's callbacks run on that thread, as they do on lgpio's.
 
-A chip that goes away (a USB adapter unplugged) is reported once: the kernel
-answers a request's poll with ``POLLHUP``/``POLLERR`` and its reads and writes
-with ``ENODEV``; either one marks the factory :attr:`~GpiodFactory.lost` and calls
-:attr:`~GpiodFactory.when_lost` with the reason. The user of the factory (the
-panel) then closes it and opens a new one when the chip is back: a factory is one
-opening of one chip.
+A chip that goes away (a USB adapter unplugged) is reported once: the kernel answers a
+request's poll with ``POLLHUP``/``POLLERR`` and its reads and writes with ``ENODEV``; either
+one marks the factory :attr:`~GpiodFactory.lost` and calls :attr:`~GpiodFactory.when_lost`
+with the reason. The user of the factory (the panel) then closes it and opens a new one when
+the chip is back: a factory is one opening of one chip.
 
-Longer than most modules (~500 lines) because a pin factory is three parts that
-share one chip's lifetime and its loss — the factory (the chip, the pins' names),
-the pin (gpiozero's property protocol over a line request) and the edge thread —
-and each reaches into the others' state; apart, that state would be public.
+Longer than most modules (~500 lines) because a pin factory is three parts that share one
+chip's lifetime and its loss — the factory (the chip, the pins' names), the pin (gpiozero's
+property protocol over a line request) and the edge thread — and each reaches into the
+others' state; apart, that state would be public.
 """
 
 from __future__ import annotations
