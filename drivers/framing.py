@@ -16,7 +16,8 @@ resync on their own, and never raise.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Iterator
+from typing import Any, Final
 
 import msgspec
 
@@ -86,6 +87,18 @@ class LineFramer:
             self._overflow = True
             buf.clear()
         return out
+
+    def lines(self, data: bytes, out: list[Any]) -> Iterator[bytes]:
+        """The lines ``data`` completes, in order; each Malformed goes into ``out`` in its place.
+
+        What every line protocol's ``feed`` does first: its own readings, appended to
+        ``out`` as it reads each line, keep the order of the wire.
+        """
+        for item in self.feed(data):
+            if isinstance(item, Malformed):
+                out.append(item)
+            else:
+                yield item
 
     def eof(self) -> list[Malformed]:
         rest = bytes(self._buf)

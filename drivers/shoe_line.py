@@ -41,10 +41,7 @@ class ShoeLineProtocol(Protocol):
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
-        for item in self.framer.feed(data):
-            if isinstance(item, Malformed):
-                out.append(item)
-                continue
+        for item in self.framer.lines(data, out):
             if self.repeats.repeat(item, now):
                 continue
             out.append(self._line(item))

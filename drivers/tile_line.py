@@ -58,10 +58,8 @@ class TileLineProtocol(Protocol):
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
-        for item in self.framer.feed(data):
-            if isinstance(item, Malformed):
-                out.append(item)
-            elif not self.repeats.repeat(item, now):
+        for item in self.framer.lines(data, out):
+            if not self.repeats.repeat(item, now):
                 out.append(self.line(item))
         return out
 

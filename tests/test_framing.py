@@ -89,6 +89,13 @@ def test_cr_lf_is_one_terminator_and_blank_lines_are_dropped() -> None:
     assert LineFramer().feed(b"a\r\nb\rc\n\r\n\nd") == [b"a", b"b", b"c"]
 
 
+def test_lines_puts_each_malformed_in_its_place() -> None:
+    out: list[Any] = []
+    for line in LineFramer(max_line=4).lines(b"ab\r\ntoo long\r\ncd\r\n", out):
+        out.append(line.upper())
+    assert out == [b"AB", Malformed(frame=b"too ", reason="line longer than 4 bytes"), b"CD"]
+
+
 def test_a_half_line_at_the_end_of_the_link_is_reported() -> None:
     framer = LineFramer()
     assert framer.feed(b"*X;4") == []

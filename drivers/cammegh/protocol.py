@@ -41,10 +41,7 @@ class CammeghProtocol(Protocol):
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
-        for line in self._framer.feed(data):
-            if isinstance(line, Malformed):
-                out.append(line)
-                continue
+        for line in self._framer.lines(data, out):
             garbage, frames = split_line(line)
             if garbage and frames:
                 out.append(Malformed(frame=garbage, reason="bytes before the '*' of a frame"))

@@ -47,8 +47,8 @@ class _Keyboard:
         self._lines = LineFramer(max_line=256)
 
     def write(self, data: bytes) -> None:
-        for line in self._lines.feed(data):
-            if isinstance(line, bytes) and self.backend.type_reports(key_reports(line)):
+        for line in self._lines.lines(data, []):
+            if self.backend.type_reports(key_reports(line)):
                 self.codes_typed += 1
 
 

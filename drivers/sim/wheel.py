@@ -37,7 +37,6 @@ import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
 from drivers.framing import LineFramer
-from drivers.readings import Malformed
 from drivers.sim.faults import FaultQueue
 from drivers.sim.wheel_options import (
     DEFAULT_MODE,
@@ -330,9 +329,7 @@ class WheelSimulator:
 
     def receive(self, data: bytes) -> None:
         """Bytes from the controller: answer each complete ``*`` command line."""
-        for raw in self._framer.feed(data):
-            if isinstance(raw, Malformed):
-                continue  # a wheel ignores what it cannot read
+        for raw in self._framer.lines(data, []):  # a wheel ignores what it cannot read
             line = raw.decode("ascii", "replace").strip()
             if line.startswith("*") and len(line) >= 2:
                 self._answer(line[1], line[2:].split())
