@@ -26,18 +26,15 @@ one marks the factory :attr:`~GpiodFactory.lost` and calls :attr:`~GpiodFactory.
 with the reason. The user of the factory (the panel) then closes it and opens a new one when
 the chip is back: a factory is one opening of one chip.
 
-Longer than most modules (~500 lines) because a pin factory is three parts that share one
-chip's lifetime and its loss — the factory (the chip, the pins' names), the pin (gpiozero's
-property protocol over a line request) and the edge thread — and each reaches into the
-others' state; apart, that state would be public.
+A pin factory is three parts that share one chip's lifetime and its loss: the factory
+(the chip, the pins' names) and the pin (gpiozero's property protocol over a line request)
+are here, the edge thread in :mod:`drivers.gpiod_edges`.
 """
 
 from __future__ import annotations
 
 import errno
-import os
 import re
-import select
 import threading
 import time
 from collections.abc import Callable
@@ -60,6 +57,8 @@ from gpiozero.pins import BoardInfo, Factory, HeaderInfo, PinInfo
 from gpiozero.pins.pi import PiPin
 from gpiozero.threads import GPIOThread
 
+from drivers.gpiod_edges import GONE, EdgeThread
+
 #: the consumer name ``gpioinfo`` shows for lines tabled holds
 CONSUMER = "tabled"
 #: the chip when the config names none (the first one, as lgpio's default)
@@ -67,7 +66,6 @@ DEFAULT_CHIP = "/dev/gpiochip0"
 
 _PULLS = {"up": Bias.PULL_UP, "down": Bias.PULL_DOWN, "floating": Bias.DISABLED}
 _EDGES = {"both": Edge.BOTH, "rising": Edge.RISING, "falling": Edge.FALLING, "none": Edge.NONE}
-_GONE = (errno.ENODEV, errno.ENXIO, errno.EBADF, errno.EIO)
 
 
 class ChipLost(OSError):
@@ -147,7 +145,7 @@ class GpiodFactory(Factory):
         #: with the reason, when the chip goes away
         self.when_lost: Callable[[str], None] | None = None
         self._lost_lock = threading.Lock()
-        self._edges = _EdgeThread(self)
+        self._edges = EdgeThread(self)
 
     def __repr__(self) -> str:
         return f"<GpiodFactory {self.path} [{self.label}]>"
@@ -223,7 +221,7 @@ class GpiodFactory(Factory):
 
     def _os_error(self, e: OSError, what: str) -> OSError:
         """``e`` as the technician should read it; a chip gone is reported lost."""
-        if e.errno in _GONE:
+        if e.errno in GONE:
             reason = f"{self.path} [{self.label}] is gone ({what}: {e.strerror or e})"
             self._lose(reason)
             return ChipLost(e.errno, reason)
@@ -397,104 +395,3 @@ class GpiodPin(PiPin):
             if self._when_changed is None:
                 return  # detection was switched off while the event was on its way
             self._call_when_changed(event.timestamp_ns / 1e9, int(rising))
-
-
-class _EdgeThread:
-    """One thread per factory, blocked in poll(2) on every line request and a wake-up
-    pipe: edges go to their pin, a hang-up or ``ENODEV`` marks the chip lost. Started
-    with the first pin, stopped when the factory closes or loses its chip."""
-
-    def __init__(self, factory: GpiodFactory) -> None:
-        self.factory = factory
-        self._pins: dict[int, GpiodPin] = {}
-        self._lock = threading.Lock()
-        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-
-    def watch(self, pin: GpiodPin) -> None:
-        fd = pin.fd
-        if fd is None:
-            return
-        with self._lock:
-            if self._stopping:
-                return
-            self._pins[fd] = pin
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"gpiod:{self.factory.path}", daemon=True
-                )
-                self._thread.start()
-        self.changed()
-
-    def unwatch(self, pin: GpiodPin) -> None:
-        with self._lock:
-            for fd, p in list(self._pins.items()):
-                if p is pin:
-                    del self._pins[fd]
-        self.changed()
-
-    def changed(self) -> None:
-        """The set of pins or what they wait for changed: the thread polls again."""
-        try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # a wake-up is already pending, or the pipe is closed
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._stopping:
-                return
-            self._stopping = True
-            thread = self._thread
-        self.changed()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
-
-    def _run(self) -> None:
-        try:
-            self._loop()
-        except Exception as e:  # edges no longer flow: never quietly, the chip counts as lost
-            self.factory._lose(f"{self.factory.path}: the edge thread failed: {e!r}")
-
-    def _loop(self) -> None:
-        while True:
-            with self._lock:
-                if self._stopping:
-                    return
-                pins = dict(self._pins)
-            poller = select.poll()
-            poller.register(self._wake_r, select.POLLIN)
-            for fd, pin in pins.items():
-                poller.register(fd, select.POLLIN if pin._detecting else 0)
-            for fd, ev in poller.poll():
-                if fd == self._wake_r:
-                    try:
-                        while os.read(self._wake_r, 64):
-                            pass
-                    except BlockingIOError:
-                        pass
-                    continue
-                pin = pins[fd]
-                if pin.fd != fd:
-                    continue  # closed since the poll began
-                if ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
-                    self.factory._lose(
-                        f"{self.factory.path} [{self.factory.label}] is gone "
-                        f"(line {pin._offset}: the kernel hung up its request)"
-                    )
-                    return
-                if ev & select.POLLIN:
-                    try:
-                        events = pin._live().read_edge_events()
-                    except OSError as e:
-                        if pin.fd is None:
-                            continue  # closed while we read
-                        self.factory._os_error(e, f"read edges of line {pin._offset}")
-                        if e.errno in _GONE:
-                            return
-                        raise
-                    for event in events:
-                        pin._edge(event)
