@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from drivers.plugins import EntryPoint, entry_points
-from drivers.readings import Malformed, Reading
+from drivers.readings import Reading
 
 TransportKind = Literal["serial", "usb", "gpio"]
 
@@ -52,70 +52,6 @@ class Protocol(abc.ABC):
 
     def stats(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.STATS}
-
-
-class LineFramer:
-    """Splits a byte stream into lines ended by CR and/or LF, with a bound.
-
-    A line longer than ``max_line`` is garbage (a flood, a wrong baud rate):
-    it is reported once as too long and dropped up to its terminator, so
-    a flood can never grow memory.
-    """
-
-    __slots__ = ("_buf", "_overflow", "max_line")
-
-    def __init__(self, max_line: int = 256) -> None:
-        self.max_line = max_line
-        self._buf = bytearray()
-        self._overflow = False
-
-    def feed(self, data: bytes) -> list[bytes | Malformed]:
-        out: list[bytes | Malformed] = []
-        buf = self._buf
-        buf += data
-        start = 0
-        n = len(buf)
-        while start < n:
-            cr = buf.find(b"\r", start)
-            lf = buf.find(b"\n", start)
-            if cr < 0 and lf < 0:
-                break
-            end = lf if cr < 0 else cr if lf < 0 else min(cr, lf)
-            line = bytes(buf[start:end])
-            start = end + 1
-            # CR LF is one terminator: swallow the LF that follows a CR.
-            if buf[end] == 0x0D and start < n and buf[start] == 0x0A:
-                start += 1
-            if self._overflow:
-                self._overflow = False
-                continue
-            if len(line) > self.max_line:
-                # the same verdict whether the line came in one read or across several
-                out.append(
-                    Malformed(frame=line[:64], reason=f"line longer than {self.max_line} bytes")
-                )
-                continue
-            if line:
-                out.append(line)
-        del buf[:start]
-        if len(buf) > self.max_line:
-            if not self._overflow:
-                out.append(
-                    Malformed(
-                        frame=bytes(buf[:64]), reason=f"line longer than {self.max_line} bytes"
-                    )
-                )
-            self._overflow = True
-            buf.clear()
-        return out
-
-    def eof(self) -> list[Malformed]:
-        rest = bytes(self._buf)
-        self._buf.clear()
-        overflow, self._overflow = self._overflow, False
-        if rest and not overflow:
-            return [Malformed(frame=rest, reason="frame cut short by end of link")]
-        return []
 
 
 class SerialDefaults(msgspec.Struct, frozen=True):

@@ -32,11 +32,12 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from drivers.base import Driver, LineFramer, Protocol
+from drivers.base import Driver, Protocol
+from drivers.framing import LineFramer
 from drivers.gpio.options import GpioPanelOptions
 from drivers.gpio.panel import GpioPanel
 from drivers.gpio.pins import PanelUnavailable, explain
-from drivers.readings import Malformed, Reading, ShoeInserted, ShoeRemoved, Unknown
+from drivers.readings import Reading, ShoeInserted, ShoeRemoved, Unknown
 
 # == the protocol: shoe switch lines → readings ==========================================
 
@@ -50,10 +51,8 @@ class GpioPanelProtocol(Protocol):
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
-        for item in self.framer.feed(data):
-            if isinstance(item, Malformed):
-                out.append(item)
-            elif item == b"shoe removed":
+        for item in self.framer.lines(data, out):
+            if item == b"shoe removed":
                 out.append(ShoeRemoved(frame=item))
             elif item == b"shoe present":
                 out.append(ShoeInserted(frame=item))

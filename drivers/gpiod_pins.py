@@ -1,45 +1,40 @@
 """gpiozero pins on any Linux gpiochip, through libgpiod (the ``gpiod`` package, v2 API).
 
-gpiozero's own factories reach a Raspberry Pi only: they need the Pi's board revision
-to name the pins, and fail on an x86 table PC whose GPIO header is a gpiochip (a
-Super-I/O's lines, a USB GPIO adapter, an FTDI CBUS). This is a gpiozero pin factory
-like ``gpiozero.pins.lgpio`` — a :class:`~gpiozero.Factory` that makes
+gpiozero's own factories reach a Raspberry Pi only: they need the Pi's board revision to
+name the pins, and fail on an x86 table PC whose GPIO header is a gpiochip (a Super-I/O's
+lines, a USB GPIO adapter, an FTDI CBUS). This is a gpiozero pin factory like
+``gpiozero.pins.lgpio`` — a :class:`~gpiozero.Factory` that makes
 :class:`~gpiozero.pins.pi.PiPin` s — so the panel keeps gpiozero's devices
-(``DigitalInputDevice``, ``LED``) and the same panel config runs on both; only the
-factory and its chip differ (``pin_factory = "gpiod"``, ``chip``).
+(``DigitalInputDevice``, ``LED``) and the same panel config runs on both; only the factory
+and its chip differ (``pin_factory = "gpiod"``, ``chip``).
 
 Pins are the chip's line offsets, named ``GPIO<n>``, ``<n>`` and ``BCM<n>`` (on a Pi's
-gpiochip the offsets are the BCM numbers, so a Pi's config reads the same lines),
-plus the line's own name when the chip gives one (``gpioinfo`` shows them). Board
-names (``BOARD11``, ``J8:11``) need a Pi's header map and are not known here.
+gpiochip the offsets are the BCM numbers, so a Pi's config reads the same lines), plus the
+line's own name when the chip gives one (``gpioinfo`` shows them). Board names (``BOARD11``,
+``J8:11``) need a Pi's header map and are not known here.
 
-One line request per pin, so a pin is configured, reconfigured and released on its
-own: direction, bias (``pull``: up, down, floating), the kernel's debounce
-(``bounce``, gpiozero's ``bounce_time``) and edge detection (``edges``). Edge events
-come with the kernel's CLOCK_MONOTONIC timestamps; one thread per factory blocks in
-``poll(2)`` on every request's descriptor (and a wake-up pipe) and hands each edge to
-gpiozero's ``when_changed`` with that timestamp — gpiozero's callbacks run on that
-thread, as they do on lgpio's.
+One line request per pin, so a pin is configured, reconfigured and released on its own:
+direction, bias (``pull``: up, down, floating), the kernel's debounce (``bounce``,
+gpiozero's ``bounce_time``) and edge detection (``edges``). Edge events come with the
+kernel's CLOCK_MONOTONIC timestamps; one thread per factory blocks in ``poll(2)`` on every
+request's descriptor (and a wake-up pipe) and hands each edge to gpiozero's ``when_changed``
+with that timestamp — gpiozero's callbacks run on that thread, as they do on lgpio's.
 
-A chip that goes away (a USB adapter unplugged) is reported once: the kernel
-answers a request's poll with ``POLLHUP``/``POLLERR`` and its reads and writes
-with ``ENODEV``; either one marks the factory :attr:`~GpiodFactory.lost` and calls
-:attr:`~GpiodFactory.when_lost` with the reason. The user of the factory (the
-panel) then closes it and opens a new one when the chip is back: a factory is one
-opening of one chip.
+A chip that goes away (a USB adapter unplugged) is reported once: the kernel answers a
+request's poll with ``POLLHUP``/``POLLERR`` and its reads and writes with ``ENODEV``; either
+one marks the factory :attr:`~GpiodFactory.lost` and calls :attr:`~GpiodFactory.when_lost`
+with the reason. The user of the factory (the panel) then closes it and opens a new one when
+the chip is back: a factory is one opening of one chip.
 
-Longer than most modules (~500 lines) because a pin factory is three parts that
-share one chip's lifetime and its loss — the factory (the chip, the pins' names),
-the pin (gpiozero's property protocol over a line request) and the edge thread —
-and each reaches into the others' state; apart, that state would be public.
+A pin factory is three parts that share one chip's lifetime and its loss: the factory
+(the chip, the pins' names) and the pin (gpiozero's property protocol over a line request)
+are here, the edge thread in :mod:`drivers.gpiod_edges`.
 """
 
 from __future__ import annotations
 
 import errno
-import os
 import re
-import select
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +57,8 @@ from gpiozero.pins import BoardInfo, Factory, HeaderInfo, PinInfo
 from gpiozero.pins.pi import PiPin
 from gpiozero.threads import GPIOThread
 
+from drivers.gpiod_edges import GONE, EdgeThread
+
 #: the consumer name ``gpioinfo`` shows for lines tabled holds
 CONSUMER = "tabled"
 #: the chip when the config names none (the first one, as lgpio's default)
@@ -69,7 +66,6 @@ DEFAULT_CHIP = "/dev/gpiochip0"
 
 _PULLS = {"up": Bias.PULL_UP, "down": Bias.PULL_DOWN, "floating": Bias.DISABLED}
 _EDGES = {"both": Edge.BOTH, "rising": Edge.RISING, "falling": Edge.FALLING, "none": Edge.NONE}
-_GONE = (errno.ENODEV, errno.ENXIO, errno.EBADF, errno.EIO)
 
 
 class ChipLost(OSError):
@@ -149,7 +145,7 @@ class GpiodFactory(Factory):
         #: with the reason, when the chip goes away
         self.when_lost: Callable[[str], None] | None = None
         self._lost_lock = threading.Lock()
-        self._edges = _EdgeThread(self)
+        self._edges = EdgeThread(self)
 
     def __repr__(self) -> str:
         return f"<GpiodFactory {self.path} [{self.label}]>"
@@ -225,7 +221,7 @@ class GpiodFactory(Factory):
 
     def _os_error(self, e: OSError, what: str) -> OSError:
         """``e`` as the technician should read it; a chip gone is reported lost."""
-        if e.errno in _GONE:
+        if e.errno in GONE:
             reason = f"{self.path} [{self.label}] is gone ({what}: {e.strerror or e})"
             self._lose(reason)
             return ChipLost(e.errno, reason)
@@ -399,104 +395,3 @@ class GpiodPin(PiPin):
             if self._when_changed is None:
                 return  # detection was switched off while the event was on its way
             self._call_when_changed(event.timestamp_ns / 1e9, int(rising))
-
-
-class _EdgeThread:
-    """One thread per factory, blocked in poll(2) on every line request and a wake-up
-    pipe: edges go to their pin, a hang-up or ``ENODEV`` marks the chip lost. Started
-    with the first pin, stopped when the factory closes or loses its chip."""
-
-    def __init__(self, factory: GpiodFactory) -> None:
-        self.factory = factory
-        self._pins: dict[int, GpiodPin] = {}
-        self._lock = threading.Lock()
-        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-
-    def watch(self, pin: GpiodPin) -> None:
-        fd = pin.fd
-        if fd is None:
-            return
-        with self._lock:
-            if self._stopping:
-                return
-            self._pins[fd] = pin
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"gpiod:{self.factory.path}", daemon=True
-                )
-                self._thread.start()
-        self.changed()
-
-    def unwatch(self, pin: GpiodPin) -> None:
-        with self._lock:
-            for fd, p in list(self._pins.items()):
-                if p is pin:
-                    del self._pins[fd]
-        self.changed()
-
-    def changed(self) -> None:
-        """The set of pins or what they wait for changed: the thread polls again."""
-        try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # a wake-up is already pending, or the pipe is closed
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._stopping:
-                return
-            self._stopping = True
-            thread = self._thread
-        self.changed()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
-
-    def _run(self) -> None:
-        try:
-            self._loop()
-        except Exception as e:  # edges no longer flow: never quietly, the chip counts as lost
-            self.factory._lose(f"{self.factory.path}: the edge thread failed: {e!r}")
-
-    def _loop(self) -> None:
-        while True:
-            with self._lock:
-                if self._stopping:
-                    return
-                pins = dict(self._pins)
-            poller = select.poll()
-            poller.register(self._wake_r, select.POLLIN)
-            for fd, pin in pins.items():
-                poller.register(fd, select.POLLIN if pin._detecting else 0)
-            for fd, ev in poller.poll():
-                if fd == self._wake_r:
-                    try:
-                        while os.read(self._wake_r, 64):
-                            pass
-                    except BlockingIOError:
-                        pass
-                    continue
-                pin = pins[fd]
-                if pin.fd != fd:
-                    continue  # closed since the poll began
-                if ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
-                    self.factory._lose(
-                        f"{self.factory.path} [{self.factory.label}] is gone "
-                        f"(line {pin._offset}: the kernel hung up its request)"
-                    )
-                    return
-                if ev & select.POLLIN:
-                    try:
-                        events = pin._live().read_edge_events()
-                    except OSError as e:
-                        if pin.fd is None:
-                            continue  # closed while we read
-                        self.factory._os_error(e, f"read edges of line {pin._offset}")
-                        if e.errno in _GONE:
-                            return
-                        raise
-                    for event in events:
-                        pin._edge(event)

@@ -10,8 +10,9 @@ The protocol page is ``docs/protocols/shoe-line.md``.
 
 from __future__ import annotations
 
-from drivers.base import Driver, LineFramer, Protocol
+from drivers.base import Driver, Protocol
 from drivers.card_codes import CardCodeOptions, RepeatFilter, decode
+from drivers.framing import LineFramer
 from drivers.readings import (
     CardDrawn,
     CardUnreadable,
@@ -40,10 +41,7 @@ class ShoeLineProtocol(Protocol):
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
-        for item in self.framer.feed(data):
-            if isinstance(item, Malformed):
-                out.append(item)
-                continue
+        for item in self.framer.lines(data, out):
             if self.repeats.repeat(item, now):
                 continue
             out.append(self._line(item))

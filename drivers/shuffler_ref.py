@@ -13,12 +13,15 @@ fault). What a shuffler says is untrusted (CVE-2025-34500, CVE-2025-34503:
 deck order readable): a deck order frame (``D``) is dropped *unread* — the
 framer never even buffers it — and only counted.
 
-Making a vendor driver from this module (one module, one entry point):
+Making a vendor driver from this module (one module, one entry point, the framing shared):
 
 1. Copy this file to ``drivers/shuffler_<vendor>.py``.
-2. Keep :class:`Framer` if the machine frames with STX/ETX; otherwise write
-   its framer with the same contract: bytes in any split → bodies or
-   :class:`Malformed`, bounded memory, resync, never an exception.
+2. Keep :func:`framer` (:class:`drivers.framing.StxFramer` with this machine's
+   limits) if the machine frames with STX/ETX, or use
+   :class:`drivers.framing.LineFramer` for CR/LF lines; otherwise add the
+   machine's framer to :mod:`drivers.framing` with the same contract: bytes in
+   any split → bodies or :class:`Malformed`, bounded memory, resync, never an
+   exception, and tests in ``tests/test_framing.py``.
 3. Replace the frame table (``_PARSERS``) and the commands with the
    vendor's, mapping each frame to the readings of
    :mod:`drivers.shuffler_readings` (the table understands only those).
@@ -27,9 +30,6 @@ Making a vendor driver from this module (one module, one entry point):
    under ``[project.entry-points."tabled.drivers"]``.
 5. Copy ``tests/test_shuffler.py`` and feed it captures of the real machine.
 
-Why long: it is the template a vendor driver copies whole — framer, frames, commands,
-protocol and driver in one file — so that a vendor's driver is one module and one entry
-point, as step 1 says.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Annotated, ClassVar, Final
 import msgspec
 
 from drivers.base import Driver, Protocol, SerialDefaults
+from drivers.framing import StxFramer, Withheld, encode_stx_frame
 from drivers.readings import DeviceReply, Malformed, Reading, Unknown
 from drivers.shuffler_readings import (
     ShuffleCountMismatch,
@@ -51,154 +52,20 @@ from drivers.shuffler_readings import (
     ShuffleStarted,
 )
 
-# --- framing: STX body ETX cc (keep this part for any STX/ETX machine) ---------------------
+# --- framing: drivers.framing's STX/ETX framer, with this protocol's limits -------------
 
-STX: Final = 0x02
-ETX: Final = 0x03
-CR: Final = 0x0D
-LF: Final = 0x0A
 #: longest body between STX and ETX; the longest frame of ours is about 70 bytes.
 MAX_BODY: Final = 128
 #: longest withheld (deck order) body skipped before giving up on finding its ETX:
 #: 12 decks × 52 cards × 3 bytes, with room to spare.
 MAX_WITHHELD: Final = 4096
-#: bytes of a bad frame kept on its Malformed reading (for the technician; bounded).
-SHOWN: Final = 32
-#: a run of bytes outside any frame is reported at least every this many bytes.
-MAX_JUNK: Final = 256
 #: frame types whose content must never be kept (untrusted deck order).
 WITHHELD: Final = frozenset(b"D")
 
 
-def checksum(body: bytes) -> int:
-    """XOR of the bytes between STX and ETX [ours; like NMEA's ``*hh``]."""
-    x = 0
-    for b in body:
-        x ^= b
-    return x
-
-
-def encode_frame(body: bytes) -> bytes:
-    """A whole frame for ``body`` (type letter and fields), as both ends send it."""
-    return b"\x02" + body + b"\x03" + b"%02X\r\n" % checksum(body)
-
-
-class Withheld(msgspec.Struct, frozen=True):
-    """A frame dropped unread because of its type (never its content)."""
-
-    kind: bytes
-
-
-_IDLE, _BODY, _CHECK, _SKIP = range(4)
-
-
-class Framer:
-    """Bytes in any split → frame bodies with a good checksum, :class:`Withheld`
-    markers, or :class:`Malformed`. Memory is bounded; an STX anywhere starts
-    a new frame (resync); CR and LF between frames are ignored."""
-
-    def __init__(self, *, max_body: int = MAX_BODY, withheld: frozenset[int] = WITHHELD) -> None:
-        self.max_body = max_body
-        self.withheld = withheld
-        self._state = _IDLE
-        self._body = bytearray()
-        self._kind: int | None = None  # the type letter of a withheld frame
-        self._len = 0
-        self._xor = 0
-        self._check = bytearray()
-        self._junk = bytearray()
-        self._junk_len = 0
-
-    def feed(self, data: bytes) -> list[bytes | Withheld | Malformed]:
-        out: list[bytes | Withheld | Malformed] = []
-        for b in data:
-            state = self._state
-            if b == STX:
-                if state in (_BODY, _CHECK):
-                    out.append(self._bad("frame cut short by a new STX"))
-                self._flush_junk(out)
-                self._start()
-            elif state == _IDLE:
-                if b in (CR, LF):
-                    self._flush_junk(out)
-                else:
-                    self._junk_len += 1
-                    if len(self._junk) < SHOWN:
-                        self._junk.append(b)
-                    if self._junk_len >= MAX_JUNK:
-                        self._flush_junk(out)
-            elif state == _BODY:
-                self._body_byte(b, out)
-            elif state == _CHECK:
-                self._check.append(b)
-                if len(self._check) == 2:
-                    out.append(self._end())
-            # _SKIP: drop everything up to the next STX
-        return out
-
-    def eof(self) -> list[Malformed]:
-        out: list[bytes | Withheld | Malformed] = []
-        if self._state in (_BODY, _CHECK):
-            out.append(self._bad("frame cut short by end of link"))
-        self._flush_junk(out)
-        self._state = _IDLE
-        return [m for m in out if isinstance(m, Malformed)]
-
-    def _start(self) -> None:
-        self._state = _BODY
-        self._body.clear()
-        self._check.clear()
-        self._kind = None
-        self._len = 0
-        self._xor = 0
-
-    def _body_byte(self, b: int, out: list[bytes | Withheld | Malformed]) -> None:
-        if b == ETX:
-            self._state = _CHECK
-            return
-        if self._len == 0 and b in self.withheld:
-            self._kind = b
-        self._len += 1
-        self._xor ^= b
-        if self._kind is not None:  # withheld: count and checksum only, keep nothing
-            if self._len > MAX_WITHHELD:
-                out.append(self._bad(f"frame longer than {MAX_WITHHELD} bytes"))
-                self._state = _SKIP
-            return
-        if not 0x20 <= b <= 0x7E:
-            self._body.append(b)
-            out.append(self._bad(f"control or non-ASCII byte 0x{b:02X} in frame"))
-            self._state = _SKIP
-            return
-        self._body.append(b)
-        if self._len > self.max_body:
-            out.append(self._bad(f"frame longer than {self.max_body} bytes"))
-            self._state = _SKIP
-
-    def _end(self) -> bytes | Withheld | Malformed:
-        self._state = _IDLE
-        text = bytes(self._check)
-        if any(c not in b"0123456789ABCDEFabcdef" for c in text):
-            return self._bad(f"checksum {text!r} is not two hex digits")
-        got = int(text, 16)
-        if got != self._xor:
-            return self._bad(f"bad checksum: frame says {got:02X}, its bytes give {self._xor:02X}")
-        if self._kind is not None:
-            return Withheld(bytes([self._kind]))
-        return bytes(self._body)
-
-    def _bad(self, reason: str) -> Malformed:
-        if self._kind is not None:  # never show a withheld frame's bytes
-            return Malformed(frame=bytes([self._kind]), reason=f"{reason} (withheld frame)")
-        return Malformed(frame=bytes(self._body[:SHOWN]), reason=reason)
-
-    def _flush_junk(self, out: list[bytes | Withheld | Malformed]) -> None:
-        if self._junk_len:
-            out.append(
-                Malformed(frame=bytes(self._junk), reason=f"{self._junk_len} bytes outside a frame")
-            )
-            self._junk.clear()
-            self._junk_len = 0
+def framer() -> StxFramer:
+    """A framer for one connection: deck order frames withheld unread, never buffered."""
+    return StxFramer(max_body=MAX_BODY, withheld=WITHHELD, max_withheld=MAX_WITHHELD)
 
 
 # --- the frames of this protocol (a vendor driver replaces this part) ----------------------
@@ -382,7 +249,7 @@ def parse_body(body: bytes) -> Reading:
 def command(kind: str, *fields: str | int) -> bytes:
     """A command frame: ``command("G", 8)`` → STX ``G;8`` ETX cc CR LF."""
     body = ";".join([kind, *(str(f) for f in fields)])
-    return encode_frame(body.encode("ascii"))
+    return encode_stx_frame(body.encode("ascii"))
 
 
 STATUS: Final = command("Q")
@@ -409,7 +276,7 @@ class ShufflerRefProtocol(Protocol):
     STATS = ("deck_orders_dropped",)
 
     def __init__(self) -> None:
-        self.framer = Framer()
+        self.framer = framer()
         self.deck_orders_dropped = 0
 
     def feed(self, data: bytes, now: float) -> list[Reading]:

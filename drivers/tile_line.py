@@ -14,8 +14,9 @@ from typing import Annotated
 
 import msgspec
 
-from drivers.base import Driver, LineFramer, Protocol
+from drivers.base import Driver, Protocol
 from drivers.card_codes import RepeatFilter
+from drivers.framing import LineFramer
 from drivers.readings import Malformed, Reading
 from drivers.tile_readings import TileDrawn, TileUnreadable, tile
 
@@ -57,10 +58,8 @@ class TileLineProtocol(Protocol):
 
     def feed(self, data: bytes, now: float) -> list[Reading]:
         out: list[Reading] = []
-        for item in self.framer.feed(data):
-            if isinstance(item, Malformed):
-                out.append(item)
-            elif not self.repeats.repeat(item, now):
+        for item in self.framer.lines(data, out):
+            if not self.repeats.repeat(item, now):
                 out.append(self.line(item))
         return out
 

@@ -19,8 +19,7 @@ import atheris
 from common import cuts, feed, longest_segment, no_decoder_error, pieces
 
 with atheris.instrument_imports(include=["drivers"]):
-    from drivers.cammegh import WheelStatus, WinningNumber
-    from drivers.readings import Malformed
+    from drivers.readings import Malformed, WheelStatus, WinningNumber
 
 RESULTS = (WheelStatus, WinningNumber)
 BARE = re.compile(rb"[ 0-9][0-9]")

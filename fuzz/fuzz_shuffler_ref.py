@@ -16,6 +16,7 @@ import atheris
 from common import cuts, feed, pieces, valid_kind
 
 with atheris.instrument_imports(include=["drivers"]):
+    from drivers import framing
     from drivers import shuffler_ref as s
     from drivers.readings import Malformed, Reading, Unknown
 
@@ -40,7 +41,7 @@ SECRET = b"AS;KH;2C"
 
 def bound(p: s.ShufflerRefProtocol) -> None:
     f = p.framer
-    assert len(f._body) <= f.max_body + 1 and len(f._junk) <= s.SHOWN and len(f._check) <= 2
+    assert len(f._body) <= f.max_body + 1 and len(f._junk) <= framing.SHOWN and len(f._check) <= 2
 
 
 def framed(r: Reading, data: bytes) -> bool:
@@ -49,7 +50,7 @@ def framed(r: Reading, data: bytes) -> bool:
     while i >= 0:
         tail = data[i + len(head) : i + len(head) + 2]
         if len(tail) == 2 and all(c in b"0123456789abcdefABCDEF" for c in tail):
-            if int(tail, 16) == s.checksum(r.frame):
+            if int(tail, 16) == framing.stx_checksum(r.frame):
                 return r == s.parse_body(r.frame)
         i = data.find(head, i + 1)
     return False
@@ -69,7 +70,7 @@ def TestOneInput(data: bytes) -> None:
     frames = []
     for _ in range(fdp.ConsumeIntInRange(1, 6)):
         body = fdp.PickValueInList(BODIES)
-        check = b"%02X" % s.checksum(body)
+        check = b"%02X" % framing.stx_checksum(body)
         if fdp.ConsumeBool():
             check = check.lower()
         frames.append(b"\x02" + body + b"\x03" + check + (b"\r\n" if fdp.ConsumeBool() else b""))

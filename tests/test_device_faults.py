@@ -40,11 +40,11 @@ from daemon.table import DeviceHealth, DeviceReading, Input
 from drivers.base import Driver, load_drivers
 from drivers.dice_readings import DiceResult
 from drivers.dice_ref import encode_frame as dice_frame
+from drivers.framing import encode_stx_frame as shuffler_frame
 from drivers.noise import DEFAULT_RULE, NoiseMeter
 from drivers.readings import CardDrawn, DeviceReply, LineNoise, Malformed, Reading, WheelStatus
 from drivers.serial import READ_SIZE, SerialSettings, SerialTransport
 from drivers.shuffler_readings import ShufflerDoorOpen
-from drivers.shuffler_ref import encode_frame as shuffler_frame
 from drivers.sim.pty import PtyLink
 from drivers.tile_readings import TileDrawn
 

@@ -15,6 +15,9 @@ MARK = re.compile(r"^(Why long: \S|.*\blong(er)?\b.*\bbecause\b)", re.M | re.I)
 
 #: being split by other work in flight: reported, not failed, until it lands
 SPLITTING: frozenset[str] = frozenset()
+#: no module of these folders is longer than this, whatever its docstring says (issue 29)
+HARD_LIMIT = 500
+HARD_LIMITED = ("drivers",)
 
 
 def unexplained(root: Path = ROOT) -> list[str]:
@@ -27,6 +30,33 @@ def unexplained(root: Path = ROOT) -> list[str]:
             if n > LIMIT and not MARK.search(ast.get_docstring(ast.parse(text)) or ""):
                 out.append(f"{path.relative_to(root).as_posix()} ({n} lines)")
     return out
+
+
+def over_hard_limit(root: Path = ROOT) -> list[str]:
+    """The modules of :data:`HARD_LIMITED` folders longer than :data:`HARD_LIMIT` lines."""
+    out = []
+    for pkg in HARD_LIMITED:
+        for path in sorted((root / pkg).rglob("*.py")):
+            n = len(path.read_text().splitlines())
+            if n > HARD_LIMIT:
+                out.append(f"{path.relative_to(root).as_posix()} ({n} lines)")
+    return out
+
+
+def test_no_driver_module_is_over_the_hard_limit():
+    late = over_hard_limit()
+    assert not late, (
+        f"longer than {HARD_LIMIT} lines, which no reason excuses: split it by job\n"
+        + "\n".join(late)
+    )
+
+
+def test_the_hard_limit_can_fail(tmp_path: Path):
+    pkg = tmp_path / "drivers" / "sim"
+    pkg.mkdir(parents=True)
+    (pkg / "big.py").write_text('"""Why long: it says so."""\n' + "x = 1\n" * HARD_LIMIT)
+    (pkg / "fits.py").write_text("x = 1\n" * HARD_LIMIT)
+    assert over_hard_limit(tmp_path) == [f"drivers/sim/big.py ({HARD_LIMIT + 1} lines)"]
 
 
 def test_every_long_module_says_why_it_is_long():

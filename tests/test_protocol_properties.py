@@ -47,7 +47,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wire_harness import feed_all, pieces
 
-from drivers import dice_ref, shuffler_ref
+from drivers import dice_ref, framing, shuffler_ref
 from drivers.base import Protocol
 from drivers.cammegh import M360Protocol, SS2Protocol
 from drivers.card_codes import ENCODINGS, encode
@@ -221,7 +221,7 @@ SHUFFLER_BODIES = [
 def shuffler_frame(draw: st.DrawFn) -> bytes:
     """STX body ETX, the checksum in upper or lower case, CR LF or not."""
     body = draw(st.sampled_from(SHUFFLER_BODIES))
-    check = b"%02X" % shuffler_ref.checksum(body)
+    check = b"%02X" % framing.stx_checksum(body)
     if draw(st.booleans()):
         check = check.lower()
     return b"\x02" + body + b"\x03" + check + draw(st.sampled_from([b"\r\n", b""]))
@@ -230,7 +230,7 @@ def shuffler_frame(draw: st.DrawFn) -> bytes:
 def shuffler_traced(r: Reading, data: bytes) -> bool:
     body = r.frame
     head = b"\x02" + body + b"\x03"
-    want = shuffler_ref.checksum(body)
+    want = framing.stx_checksum(body)
     i = data.find(head)
     while i >= 0:
         tail = data[i + len(head) : i + len(head) + 2]
@@ -488,7 +488,7 @@ FIXED_STREAMS: dict[str, bytes] = {
     "shoe-line/suit-rank": b"HT\r\nsa\nD10!\rCUT\r\nCK\r\nCK\r\nERR\r\n",
     "shoe-line/boxed": b"A3020\r\nC1130\nB2100!\rCUT\r\nE4010\r\nE4010\r\n",
     "shoe-line/rank-suit/drop-repeats": b"TH\r\nTH\r\nas\nAS\n10D\r10D\rCUT\r\nKC\r\n",
-    "shuffler-ref": b"".join(shuffler_ref.encode_frame(b) for b in SHUFFLER_BODIES),
+    "shuffler-ref": b"".join(framing.encode_stx_frame(b) for b in SHUFFLER_BODIES),
     "dice-ref": b"".join(
         [
             dice_ref.encode_frame(b"S"),

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from runner_inputs import Inputs
 
 from daemon.devices import DeviceRunner
+from drivers.framing import encode_stx_frame as encode_frame
+from drivers.framing import stx_checksum as checksum
 from drivers.readings import DeviceReply, Malformed, Reading, Unknown
 from drivers.serial import SerialSettings, SerialTransport
 from drivers.shuffler_readings import (
@@ -39,9 +41,7 @@ from drivers.shuffler_ref import (
     ShufflerRefDriver,
     ShufflerRefOptions,
     ShufflerRefProtocol,
-    checksum,
     command,
-    encode_frame,
     start_shuffle,
 )
 from drivers.sim.pty import PtyLink

@@ -5,7 +5,7 @@ A test says what the wheel does — ``h.place_bets(4)``, ``h.ball_launched(4)``,
 harness writes the frames the wheel would send for it (``*X;<state>;<counter>;<number>;
 <flags>;<rpm>;<rotor>``, one every 500 ms of an injected clock, or ``after=`` seconds for a
 gap) and feeds them through the real ``SS2Protocol`` / ``M360Protocol`` and the real
-table. The state numbers are the vendor's (``drivers/cammegh.py``, ``SS2_STATES``); the
+table. The state numbers are the vendor's (``drivers/cammegh/``, ``SS2_STATES``); the
 Mercury 360 numbers its states the same way (3 is its "finish betting").
 """
 

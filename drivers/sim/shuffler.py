@@ -25,7 +25,9 @@ from typing import Any, Final
 
 import structlog
 
-from drivers.shuffler_ref import FAULTS, RANKS, Framer, command, encode_frame
+from drivers.framing import encode_stx_frame
+from drivers.shuffler_ref import FAULTS, RANKS, command
+from drivers.shuffler_ref import framer as new_framer
 from drivers.sim.faults import FaultQueue, noise
 from drivers.sim.options import Count, Seconds, SimOptions, known
 
@@ -104,13 +106,13 @@ class ShufflerSimulator:
 
     async def run(self) -> None:
         """Answer commands for as long as the simulator lives (across unplugs)."""
-        framer = Framer()
+        framer = new_framer()
         while True:
             await self.link.opened.wait()
             try:
                 data = await self.link.read()
             except EOFError:  # unplugged: wait to be plugged in and opened again
-                framer = Framer()
+                framer = new_framer()
                 await asyncio.sleep(0.05)
                 continue
             for item in framer.feed(data):
@@ -198,7 +200,7 @@ class ShufflerSimulator:
             self._send("C", sid, decks, len(cards))
         if self._take("deck-order"):
             # What a leaky machine does (CVE-2025-34503): the driver must drop it unread.
-            self.link.write(encode_frame(("D;" + ",".join(cards)).encode("ascii")))
+            self.link.write(encode_stx_frame(("D;" + ",".join(cards)).encode("ascii")))
 
     # -- following the table ---------------------------------------------------------------------
 

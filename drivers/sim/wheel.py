@@ -21,6 +21,8 @@ Why long: one state machine — the wheel's states, its counter, its command set
 injectable exception — all moving the same clock and the same game; an exception is a few
 lines inside the step it changes. Split, each fault would reach into the machine's
 private state from outside.
+The faults' names, the timings and the options are in
+:mod:`drivers.sim.wheel_options`.
 """
 
 from __future__ import annotations
@@ -29,109 +31,28 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final
+from typing import Any
 
-import msgspec
 import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
+from drivers.framing import LineFramer
 from drivers.sim.faults import FaultQueue
-from drivers.sim.options import Count, Seconds, SimOptions, known
+from drivers.sim.wheel_options import (
+    DEFAULT_MODE,
+    DURATIONS,
+    FAULTS,
+    FIRMWARE,
+    RECOVERABLE,
+    SPIN_FAULTS,
+    TUNING,
+    Options,
+    SpinOptions,
+)
+
+__all__ = ["FAULTS", "Options", "SpinOptions", "WheelSimulator", "simulate"]
 
 log = structlog.get_logger("sim.wheel")
-
-FAULTS: Final = (
-    "ball-direction",  # flag 2 in state 3 until *R or a re-spin (vendor: miss-spin)
-    "launch-failure",  # flag 8 held in state 3, then a re-spin (vendor: failed launch)
-    "ball-missing",  # flag 1 held in state 4, then a re-spin (vendor: ball not detected)
-    "no-number",  # state 5 without a number and without the bare line
-    "component-fault",  # flag 4 during the spin, then the wheel stops (state 6)
-    "fault-code",  # *F 5 (motor) during the spin (mode bit 256), then the wheel stops
-    "drop-to-idle",  # a silent drop from state 4 to state 6
-    "counter-jump",  # the spin counter jumps by 5 at the next game
-    "impossible-state",  # state 2 straight to state 5
-    "repeat-number",  # the last number's bare line again while betting is open
-)
-#: faults that play out during one spin, in the order they are taken when several wait.
-SPIN_FAULTS: Final = (
-    "ball-direction",
-    "launch-failure",
-    "component-fault",
-    "fault-code",
-    "ball-missing",
-    "no-number",
-    "drop-to-idle",
-)
-#: faults that do not latch a device fault: what ``fault_every`` picks by default.
-RECOVERABLE: Final = (
-    "ball-direction",
-    "launch-failure",
-    "ball-missing",
-    "no-number",
-    "counter-jump",
-    "repeat-number",
-)
-#: simulated seconds per state: shortened for demos (a real SS2 spends ~25 s in state 4).
-DURATIONS: Final = {6: 1.0, 1: 1.5, 2: 4.0, 3: 3.0, 4: 4.0, 5: 3.0}
-#: answers to ``*T <X>``, as the settings capture shows them [cap].
-TUNING: Final = {
-    "c": "8465",
-    "d": "15",
-    "g": "0",
-    "h": "161",
-    "i": "10",
-    "j": "6705 3386 26 1",
-    "k": "1900",
-    "m": "20000.0",
-    "n": "2920",
-    "p": "50",
-    "q": "800",
-    "r": "23000 23000",
-    "s": "16.0 18.0",
-    "t": "1475",
-    "z": "37",
-}
-#: the vendor's default mode for arcade use: reverse rotor, speed change, status every
-#: 500 ms, games-per-hour wait (1157) [dev].
-DEFAULT_MODE: Final = 1157
-FIRMWARE: Final = "V2.50"
-
-
-class SpinOptions(SimOptions):
-    """What every simulated wheel takes (the SS2's and the Mercury 360's)."""
-
-    seed: Count = 1
-    period: Seconds = 0.5  # seconds between two status frames
-    pace: Seconds | None = None  # the real wait per step (default: period; tests shorten it)
-    durations: dict[str, Seconds] = msgspec.field(
-        default_factory=dict
-    )  # state number → seconds in it (DURATIONS)
-    faults: tuple[str, ...] = ()  # faults to play, each at its next spin it can happen in
-    fault_every: Count = 0  # one random fault (fault_kinds) every N spins (0: none)
-    fault_kinds: tuple[str, ...] | None = None  # what fault_every picks from
-    fault_hold: Seconds = 8.0
-    recover_after: Seconds = 5.0
-
-    def states(self) -> dict[int, float]:
-        """``durations`` by state number, each a state the wheel has."""
-        out: dict[int, float] = {}
-        for k, v in self.durations.items():
-            if not k.isdigit() or int(k) not in DURATIONS:
-                raise ValueError(f"durations: no state {k!r} (states: 1-6)")
-            out[int(k)] = v
-        return out
-
-
-class Options(SpinOptions):
-    """``[devices.sim]`` of a simulated Cammegh SS2."""
-
-    mode: Count | None = None  # the operating mode (default: the driver's, or DEFAULT_MODE)
-    misrecord: tuple[Count, ...] = ()  # results (1 = the first) its log records wrongly
-
-    def __post_init__(self) -> None:
-        known("faults", self.faults, FAULTS, "wheel fault")
-        known("fault_kinds", self.fault_kinds or (), FAULTS, "wheel fault")
-        self.states()
 
 
 class WheelSimulator:
@@ -192,7 +113,7 @@ class WheelSimulator:
         self.misrecord = frozenset(misrecord)
         self.games = 0
         self.sent: list[bytes] = []  # every line written, for tests
-        self._buf = bytearray()
+        self._framer = LineFramer(max_line=256)
         self._tuning = dict(TUNING)
 
     @classmethod
@@ -246,7 +167,7 @@ class WheelSimulator:
             try:
                 data = await self.link.read()
             except EOFError:
-                self._buf.clear()
+                self._framer.eof()
                 await asyncio.sleep(self.pace)  # unplugged: wait for the replug
                 continue
             self.receive(data)
@@ -408,16 +329,8 @@ class WheelSimulator:
 
     def receive(self, data: bytes) -> None:
         """Bytes from the controller: answer each complete ``*`` command line."""
-        self._buf += data
-        while True:
-            ends = [i for i in (self._buf.find(b"\r"), self._buf.find(b"\n")) if i >= 0]
-            if not ends:
-                if len(self._buf) > 256:
-                    self._buf.clear()
-                return
-            end = min(ends)
-            line = bytes(self._buf[:end]).decode("ascii", "replace").strip()
-            del self._buf[: end + 1]
+        for raw in self._framer.lines(data, []):  # a wheel ignores what it cannot read
+            line = raw.decode("ascii", "replace").strip()
             if line.startswith("*") and len(line) >= 2:
                 self._answer(line[1], line[2:].split())
 

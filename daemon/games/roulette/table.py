@@ -1,6 +1,6 @@
 """The roulette spin procedure: a wheel's frames in, rounds, results and voids out. Pure.
 
-The wheel (Cammegh SlingShot 2 or Mercury 360, ``drivers/cammegh.py``) reports its
+The wheel (Cammegh SlingShot 2 or Mercury 360, ``drivers/cammegh/``) reports its
 own state machine ``6 → 1 → (2 → 3 → 4 → 5)…`` every 500 ms; the table follows it
 and journals only what changes: a game opening (``betting.opened``), the ball in
 the rim (``spin.started``), no more bets (``betting.closed``), the winning number
