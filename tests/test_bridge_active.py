@@ -105,7 +105,8 @@ def test_a_stream_that_sources_the_floor_stores_every_event(tmp_path):
                 await nc.close()
 
         have, got = run(sourced())
-        assert have > 0 and got == have, (have, got)
+        # the tables go on dealing: HQ may already hold what TABLES stored after `have`
+        assert have > 0 and got >= have, (have, got)
         counts = run(verify(f.nats.url, heads, timeout=30, stream="HQ"))
         assert set(counts) == set(f.fake_endpoints)
     finally:

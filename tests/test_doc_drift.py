@@ -200,6 +200,7 @@ NOT_EVENTS = {
     "table.state_dir": "a config key, [table] state_dir",
     "table.json": "a file name",
     "journal.head": "a file name: the head mark kept outside the state directory",
+    "journal.sqlite": "a file name: the journal",
     "table.game": "a config key, [table] game (what config.changed audits)",
     "config.load": "a function, in a profile of an earlier round (docs/performance-history.md)",
 }

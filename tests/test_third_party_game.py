@@ -125,7 +125,7 @@ def test_the_daemon_plays_it_and_tablectl_reads_it(tmp_path: Path, site: dict[st
         status = tablectl(site, cfg, "status")
         assert "game:    waiting for toss 3  (toss 3)" in status.stdout, status.stdout
 
-        monitor = tablectl(site, cfg, "monitor", "--seconds", "1")
+        monitor = tablectl(site, cfg, "monitor", "--history", "3000", "--seconds", "1")
         assert monitor.returncode == 0, monitor.stderr
         assert re.search(r"coin\.result +toss 1: HEADS$", monitor.stdout, re.M), monitor.stdout
         assert re.search(r"coin\.void +by=pit  reason=edge  toss=2$", monitor.stdout, re.M)
