@@ -128,7 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if pit is not None:
             pit.terminate()
-            pit.wait(15)
+            t = time.monotonic()
+            try:
+                pit.wait(15)
+                print(f"  tabled-pit stopped {time.monotonic() - t:.1f} s after SIGTERM")
+            except subprocess.TimeoutExpired:
+                pit.kill()
+                pit.wait()
+                print("  [MISSED] tabled-pit did not stop within 15 s of SIGTERM: killed")
         floor.close()
 
 

@@ -17,7 +17,9 @@ import asyncio
 import hmac
 import json
 import logging
+import os
 import secrets
+import threading
 import time
 from datetime import UTC, datetime
 from html import escape
@@ -44,6 +46,19 @@ from views.pit.users import Tries, User, check_password
 from views.pit.wheel import wheel_stats
 
 log = logging.getLogger("tabled-pit")
+
+#: seconds from the start of a stop (SIGTERM) to the end of the process, whatever hangs:
+#: nats-py's close can outwait a cancellation on a busy or hung server (make floor saw the
+#: pit still running 15 s after SIGTERM). The pit keeps nothing of its own but the
+#: acknowledgements, each stored in JetStream before it is answered: leaving loses nothing.
+STOP_LIMIT = 8.0
+
+
+def _hard_exit() -> None:
+    os.write(2, b"tabled-pit: the stop took too long: exiting\n")
+    os._exit(1)
+
+
 COOKIE, PRE = "pit_session", "pit_login"
 
 
@@ -89,8 +104,14 @@ class Pit:
                 async with FloorFollower(
                     self.servers, durable=self.durable, stream=self.stream
                 ) as f:
+                    n = 0
                     async for fe in f.events():
                         self.floor.apply(fe.table, fe.journal_id, json.loads(fe.raw))
+                        n += 1
+                        if n % 200 == 0:
+                            # a backlog is folded without waiting on the socket: let the
+                            # loop answer pages and signals (SIGTERM) between batches
+                            await asyncio.sleep(0)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # no stream yet, NATS restarting: start over in a second
@@ -339,6 +360,12 @@ def make_app(pit: Pit) -> web.Application:
     async def on_cleanup(app: web.Application) -> None:
         await pit.stop()
 
+    async def on_shutdown(app: web.Application) -> None:
+        t = threading.Timer(STOP_LIMIT, _hard_exit)  # armed as the stop begins
+        t.daemon = True
+        t.start()
+
     app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
     return app
