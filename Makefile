@@ -60,11 +60,12 @@ floor: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check daemon drivers client bridge views tests bench
 
-# the hashed lock a table PC installs from (docs/operations.md); refresh after a dependency change
+# the hashed lock a table PC installs from (docs/operations.md), the display's aiohttp (the views
+# extra) included; refresh after a dependency change
 lock: $(STAMP)
 	$(PIP) -e '.[lock]'
 	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
-	  --no-emit-index-url --no-emit-find-links --output-file requirements/table-pc.txt pyproject.toml
+	  --no-emit-index-url --no-emit-find-links --extra views --output-file requirements/table-pc.txt pyproject.toml
 
 # the shipped man pages (docs/man, package data) from the parsers; commit what it rewrites
 man: $(STAMP)
