@@ -42,8 +42,11 @@ class Nats(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     replicas: Annotated[int, msgspec.Meta(ge=1, le=5)] = 1
     #: seconds JetStream remembers a message id: a re-send within it is dropped
     duplicate_window: _Positive = 120.0
-    #: seconds events are kept (0: for ever)
+    #: seconds events are kept (0: for ever); a backend that starts after the oldest were
+    #: removed verifies each table from a signed checkpoint (docs/floor.md, Retention)
     max_age: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    #: bytes the stream keeps at most, the oldest removed first (0: no bound)
+    max_bytes: Annotated[int, msgspec.Meta(ge=0)] = 0
     #: seconds to wait for JetStream's ack of one publish before trying again
     publish_timeout: _Positive = 5.0
     #: seconds to keep trying to reach NATS at start before giving up (systemd restarts)
@@ -116,6 +119,7 @@ def parse(raw: dict[str, Any], path: Path) -> BridgeConfig:
             if f and not (path.parent / f).is_file():
                 errors.append(f"{where}.{key}: no such file {f!r}")
     errors += _nats_errors(cfg.nats, path)
+    errors += _retention_errors(cfg.nats)
     if not cfg.tables:
         errors.append("tables: no [[tables]] listed: nothing to follow")
     if not cfg.nats.servers:
@@ -123,6 +127,21 @@ def parse(raw: dict[str, Any], path: Path) -> BridgeConfig:
     if errors:
         raise ConfigError(path, errors)
     return cfg
+
+
+def _retention_errors(n: Nats) -> list[str]:
+    """What JetStream would refuse in ``max_age`` / ``max_bytes``, said in the config's terms."""
+    errors: list[str] = []
+    if 0 < n.max_age < 1:
+        errors.append(f"nats.max_age: {n.max_age:g} s is too short to keep anything: 0 or >= 1")
+    if n.max_age and n.duplicate_window > n.max_age:
+        errors.append(
+            f"nats.duplicate_window: {n.duplicate_window:g} s is longer than nats.max_age "
+            f"({n.max_age:g} s): JetStream refuses a window longer than what it keeps"
+        )
+    if 0 < n.max_bytes < 1 << 20:
+        errors.append(f"nats.max_bytes: {n.max_bytes} is under 1 MiB: 0 (no bound) or more")
+    return errors
 
 
 #: the [nats] keys that name a file only its owner may read

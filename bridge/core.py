@@ -50,7 +50,7 @@ from bridge.natslink import (
     too_old,
 )
 from bridge.rollback import Rollbacks
-from bridge.store import NOTHING, Ahead, Diverged, Head, Store
+from bridge.store import NOTHING, Ahead, Diverged, Head, Store, keep_checkpoint
 from daemon.sdnotify import Notifier
 
 log = structlog.get_logger("tabled.bridge")
@@ -87,6 +87,9 @@ class Link:
     probing: bool = False
     #: the last seq the table and JetStream agree on, once a rollback's fork is found
     fork_seq: int | None = None
+    #: the table's signed checkpoints from its heartbeats, by seq, until the event after
+    #: each is stored carrying it (bridge/store.py, CHECKPOINT)
+    checkpoints: dict[int, bytes] = field(default_factory=dict)
 
     @property
     def stored_seq(self) -> int:
@@ -345,6 +348,7 @@ class FloorBridge:
     def _heartbeat(self, table: str, data: dict[str, Any]) -> None:
         link = self.links[table]
         link.health.on_heartbeat(data, time.monotonic())
+        keep_checkpoint(link.checkpoints, table, data)
         if link.state not in ("starting", "chain-broken"):
             self.rollbacks.watch(link, data)
 

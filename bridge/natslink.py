@@ -127,7 +127,7 @@ def nats_identity(n: Nats, base: Path) -> dict[str, Any]:
 
 
 async def ensure_stream(js: Any, n: Nats) -> None:
-    """The floor's stream as ``[nats]`` says: created if missing, its window and age kept."""
+    """The floor's stream as ``[nats]`` says: created if missing, its window and bounds kept."""
     want = StreamConfig(
         name=n.stream,
         subjects=[f"{n.prefix}.>"],
@@ -135,6 +135,7 @@ async def ensure_stream(js: Any, n: Nats) -> None:
         num_replicas=n.replicas,
         duplicate_window=n.duplicate_window,
         max_age=n.max_age,
+        max_bytes=n.max_bytes or -1,
     )
     try:
         try:
@@ -144,7 +145,11 @@ async def ensure_stream(js: Any, n: Nats) -> None:
             log.info("stream created", stream=n.stream, subjects=want.subjects)
             return
         have = info.config
-        if have.duplicate_window != want.duplicate_window or have.max_age != want.max_age:
+        if (have.duplicate_window, have.max_age, have.max_bytes or -1) != (
+            want.duplicate_window,
+            want.max_age,
+            want.max_bytes,
+        ):
             await js.update_stream(want)
             log.info("stream updated", stream=n.stream)
     except nats.js.errors.APIError as e:

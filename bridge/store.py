@@ -21,11 +21,22 @@ the message there (one literal lookup) says what happened:
 - the same seq with another hash: the table's journal went backwards (restored from an
   older copy) or forked: :class:`Diverged`, never stored over;
 - anything else (another journal, nothing): the follower starts again from JetStream's head.
+
+Signed checkpoints ride on the events: a table's heartbeat may carry its journal head
+signed with its Ed25519 key (``[security] checkpoint_key``); the bridge keeps it and puts
+it, as the header ``Tabled-Checkpoint`` (its JSON), on the event after the one it signs
+(the event whose ``prev`` is the signed hash). So once retention removed a table's oldest
+events, a backend that starts later finds, on a remaining event, the signed proof of that
+event's ``prev`` and verifies the table from there instead of from genesis
+(``tabled_client.floor``); the header travels with the event into a headquarters stream.
+The bridge holds no key: it carries what the table signed, checking only that it names
+this table, journal and chain; the backend checks the signature.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -41,6 +52,40 @@ log = structlog.get_logger("tabled.bridge")
 
 #: JetStream's error code for a failed expected-sequence check
 WRONG_LAST_SEQUENCE = 10071
+#: the header with the signed checkpoint of the event before this one (its ``prev``)
+CHECKPOINT = "Tabled-Checkpoint"
+#: checkpoints kept per table for events not stored yet (one a heartbeat; a table far
+#: behind keeps the newest: the oldest are dropped, the chain needs only some)
+KEPT_CHECKPOINTS = 16
+
+
+def keep_checkpoint(kept: dict[int, bytes], table: str, data: dict[str, Any]) -> None:
+    """Keep a heartbeat's signed checkpoint (``data["checkpoint"]``) for the event after it."""
+    cp = data.get("checkpoint")
+    if not isinstance(cp, dict) or cp.get("table") != table:
+        return
+    seq = cp.get("seq")
+    if not isinstance(seq, int) or seq < 1 or seq in kept:
+        return
+    kept[seq] = json.dumps(cp, separators=(",", ":"), sort_keys=True).encode()
+    while len(kept) > KEPT_CHECKPOINTS:
+        del kept[min(kept)]
+
+
+def _checkpoint_for(kept: dict[int, bytes] | None, got: Received) -> str | None:
+    """The kept checkpoint that signs ``got``'s ``prev`` (journal, seq and hash), if any;
+    older ones are dropped (their event is stored)."""
+    if not kept:
+        return None
+    for s in [s for s in kept if s < got.seq - 1]:
+        del kept[s]
+    raw = kept.get(got.seq - 1)
+    if raw is None:
+        return None
+    cp = json.loads(raw)
+    if cp.get("journal_id") != (got.journal_id or "") or cp.get("hash") != got.prev:
+        return None  # another journal, or not this chain: not carried
+    return raw.decode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +175,7 @@ class Store:
         jid = got.journal_id or ""
         subject = f"{self.prefix}.{got.table}.{got.type}"
         delay = 0.1
+        checkpoint = _checkpoint_for(getattr(link, "checkpoints", None), got)
         while True:
             headers = {
                 "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
@@ -140,6 +186,8 @@ class Store:
                 "Tabled-Hash": got.hash,
                 "Tabled-Prev": got.prev,
             }
+            if checkpoint is not None:
+                headers[CHECKPOINT] = checkpoint
             try:
                 ack = await self.js.publish(subject, got.raw, headers=headers)
             except RETRY as e:

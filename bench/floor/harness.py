@@ -203,6 +203,8 @@ class Floor:
     table_prefix: str = "lg"
     #: more [bridge] lines (behind_after = 2, ...)
     bridge_lines: list[str] = field(default_factory=list)
+    #: the fake tables sign their heartbeats' checkpoints with this Ed25519 key (PEM, 0600)
+    checkpoint_key: Path | None = None
 
     @property
     def bridge_config(self) -> Path:
@@ -267,6 +269,8 @@ class Floor:
             ]
             if not deal:
                 args.append("--no-deal")
+            if self.checkpoint_key is not None:
+                args += ["--checkpoint-key", str(self.checkpoint_key)]
             # a fake table holds ~8 fds (two sockets, their listeners, the bridge's connections)
             nofile = None
             if self.fake > 500:  # as many as this process may give (not raised past hard)

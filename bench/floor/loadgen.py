@@ -3,7 +3,8 @@
 Each table has its own PUB and replay (ROUTER) socket on a free loopback port, a
 journal in memory sealed with the daemon's own code (``daemon.events.seal``, data
 built through ``draft``, so every event is a valid ``card.dealt`` with a real hash
-chain), a heartbeat every second, and deals a card every ``interval`` seconds with
+chain), a heartbeat every second (with ``--checkpoint-key``, carrying the journal head
+signed with that Ed25519 key, as ``[security] checkpoint_key`` makes a table do), and deals a card every ``interval`` seconds with
 jitter (a live table's rate). Controlled over a REP socket with JSON commands:
 
 - ``{"cmd": "endpoints"}``: ``{table: [publish, replay]}``
@@ -33,6 +34,7 @@ import json
 import random
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import zmq
@@ -44,8 +46,15 @@ RANKS, SUITS = "A23456789TJQK", "SHDC"
 
 
 class FakeTable:
-    def __init__(self, ctx: zmq.asyncio.Context, table: str, rng: random.Random) -> None:
+    def __init__(
+        self,
+        ctx: zmq.asyncio.Context,
+        table: str,
+        rng: random.Random,
+        checkpointer: Callable[[str, str, int, str], dict[str, Any]] | None = None,
+    ) -> None:
         self.table = table
+        self.checkpointer = checkpointer
         self.rng = rng
         self.journal: list[bytes] = []
         self.last_hash = GENESIS
@@ -123,6 +132,10 @@ class FakeTable:
                 "devices": {},
             },
         }
+        if self.checkpointer is not None and self.journal:
+            hb["data"]["checkpoint"] = self.checkpointer(  # type: ignore[index]
+                self.table, self.journal_id, len(self.journal), self.last_hash
+            )
         self.pub.send_multipart([f"{self.table}.heartbeat".encode(), json.dumps(hb).encode()])
 
     async def serve_replay(self) -> None:
@@ -159,13 +172,26 @@ class FakeTable:
 
 
 class LoadGen:
-    def __init__(self, n: int, *, prefix: str = "lg", interval: float = 0.5, seed: int = 1) -> None:
+    def __init__(
+        self,
+        n: int,
+        *,
+        prefix: str = "lg",
+        interval: float = 0.5,
+        seed: int = 1,
+        checkpoint_key: str | None = None,
+    ) -> None:
         self.ctx = zmq.asyncio.Context()
         self.ctx.set(zmq.MAX_SOCKETS, 8 * n + 64)
         rng = random.Random(seed)
+        signer = None
+        if checkpoint_key:
+            from daemon.security.checkpoints import Checkpointer
+
+            signer = Checkpointer.load(checkpoint_key)
         self.tables = {
             f"{prefix}-{i:03d}": FakeTable(
-                self.ctx, f"{prefix}-{i:03d}", random.Random(rng.random())
+                self.ctx, f"{prefix}-{i:03d}", random.Random(rng.random()), signer
             )
             for i in range(1, n + 1)
         }
@@ -278,10 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prefix", default="lg")
     p.add_argument("--interval", type=float, default=0.5, help="seconds between cards per table")
     p.add_argument("--no-deal", action="store_true", help="only deal on command (bursts, backlogs)")
+    p.add_argument("--checkpoint-key", help="Ed25519 PEM: heartbeats carry signed checkpoints")
     a = p.parse_args(argv)
-    asyncio.run(
-        LoadGen(a.tables, prefix=a.prefix, interval=a.interval).run(a.control, deal=not a.no_deal)
-    )
+    gen = LoadGen(a.tables, prefix=a.prefix, interval=a.interval, checkpoint_key=a.checkpoint_key)
+    asyncio.run(gen.run(a.control, deal=not a.no_deal))
     return 0
 
 

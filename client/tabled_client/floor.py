@@ -12,11 +12,20 @@ restart before its ack) is one already held and is dropped by seq. ``tables=`` i
 filtered by the server (a filter subject per table, nats-server 2.10+), so a backend of
 a few tables does not read the whole floor. Needs nats-py
 (``pip install tabled-client[nats]``).
+
+A stream with bounded retention (``max_age``, ``max_bytes``) no longer holds a table's
+oldest events, so its chain cannot be checked from genesis. With ``keys=`` (each table's
+Ed25519 public key) a new follower verifies such a table from a signed checkpoint: the
+first event at or after the table's oldest remaining one that carries the header
+``Tabled-Checkpoint`` proves the hash of the event before it (``tabled_client.checkpoint``),
+and the events from the oldest remaining one up to it must chain into that hash; so every
+event handed on is proven. A checkpoint that is forged, of another key or of another
+chain raises :class:`CheckpointRefused`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,11 +35,15 @@ import nats.errors
 import nats.js.errors
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from tabled_client import checkpoint
 from tabled_client.chain import GENESIS, Chain, ChainBroken
+from tabled_client.checkpoint import CheckpointRefused
 from tabled_client.events import Event, decode
 
 STREAM = "TABLES"
 PREFIX = "tables"
+#: the header with the signed checkpoint of the event before (bridge/store.py)
+CHECKPOINT = "Tabled-Checkpoint"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +67,9 @@ class FloorFollower:
     stream from the start); ``anchor="first"`` trusts the first event seen of each table
     and checks every link after it (a consumer resumed after a restart, without ``heads``).
     ``heads`` (``{table: (journal_id, seq, hash)}``, from :attr:`heads`) resumes the check.
+    ``keys`` (``{table: PEM public key}``): a table whose oldest event in the stream is past
+    seq 1 (retention removed the rest) is verified from a signed checkpoint, read at most
+    ``lookahead`` events ahead.
     """
 
     def __init__(
@@ -69,6 +85,8 @@ class FloorFollower:
         heads: dict[str, tuple[str, int, str]] | None = None,
         batch: int = 64,
         connect: dict[str, Any] | None = None,
+        keys: Mapping[str, str | bytes] | None = None,
+        lookahead: int = 10_000,
     ) -> None:
         self.servers = [servers] if isinstance(servers, str) else list(servers)
         self.durable = durable
@@ -79,6 +97,8 @@ class FloorFollower:
         self.anchor = anchor
         self.batch = batch
         self.connect_options = connect or {}
+        self.keys = None if keys is None else {t: checkpoint.public_key(k) for t, k in keys.items()}
+        self.lookahead = lookahead
         self.chains: dict[str, Chain] = {
             t: Chain(t, journal_id=j, seq=s, hash=h) for t, (j, s, h) in (heads or {}).items()
         }
@@ -210,6 +230,56 @@ class FloorFollower:
             lo = m.seq + 1
         return out
 
+    async def _anchor(self, table: str, journal_id: str, msg: Any) -> None:
+        """Start ``table``'s chain from a signed checkpoint when its oldest event held is past
+        seq 1: the first message from ``msg`` on that carries one proves the hash before it,
+        and the events from ``msg`` up to it must chain into that hash."""
+        first = msgspec.json.decode(msg.data)
+        if first["seq"] == 1 or self.keys is None:
+            return
+        key = self.keys.get(table)
+        if key is None:
+            raise ChainBroken(
+                f"{table}: its oldest event in the stream is seq {first['seq']} (retention "
+                f"removed the ones before?) and keys= has no public key for this table"
+            )
+        js, subject = self.nc.jetstream(), f"{self.prefix}.{table}.>"
+        before: list[bytes] = []
+        data, headers, at = msg.data, msg.headers or {}, msg.metadata.sequence.stream
+        for _ in range(self.lookahead):
+            if headers.get("Tabled-Journal", "") != journal_id:
+                break
+            signed = headers.get(CHECKPOINT)
+            if signed is not None:
+                seq = msgspec.json.decode(data)["seq"] - 1
+                proven = checkpoint.check(signed, key, table=table, journal_id=journal_id, seq=seq)
+                chain = Chain(
+                    table, journal_id=journal_id, seq=first["seq"] - 1, hash=first["prev"]
+                )
+                for raw in before:
+                    chain.check(raw, journal_id=journal_id)
+                if chain.head.seq != seq or chain.head.hash != proven:
+                    raise CheckpointRefused(
+                        f"{table}: the signed checkpoint says seq {seq} has hash {proven[:16]}…, "
+                        f"the stream's chain reaches seq {chain.head.seq} with hash "
+                        f"{chain.head.hash[:16]}…: not the events it signed"
+                    )
+                self.chains[table] = Chain(
+                    table, journal_id=journal_id, seq=first["seq"] - 1, hash=first["prev"]
+                )
+                return
+            before.append(data)
+            try:
+                m = await js.get_msg(self.stream, seq=at + 1, subject=subject, next=True)
+            except nats.js.errors.NotFoundError:
+                break
+            data, headers, at = m.data, m.headers or {}, m.seq
+        raise ChainBroken(
+            f"{table}: its oldest event in the stream is seq {first['seq']} and no signed "
+            f"checkpoint follows it in journal {journal_id} (within {self.lookahead} events): "
+            "nothing proves these events came from the table"
+        )
+
     async def events(self, idle: float | None = None) -> AsyncIterator[FloorEvent]:
         """Verified events in each table's seq order; stops after ``idle`` s without any.
 
@@ -238,6 +308,8 @@ class FloorFollower:
                 jid = hdr.get("Tabled-Journal", "")
                 if self.tables is None or table in self.tables:
                     here = msg.metadata.sequence.stream
+                    if table not in self.chains:
+                        await self._anchor(table, jid, msg)  # raises: not acked
                     for m in await self._missing(table, jid, msg.data, here):
                         if self._check(table, jid, m.data):
                             ev = decode(m.data)
@@ -251,4 +323,4 @@ class FloorFollower:
                 self._unacked.pop(0)
 
 
-__all__ = ["GENESIS", "ChainBroken", "FloorEvent", "FloorFollower"]
+__all__ = ["GENESIS", "ChainBroken", "CheckpointRefused", "FloorEvent", "FloorFollower"]
