@@ -40,20 +40,28 @@ function check(raw) {
 }
 
 async function catchUp(upto) {
+  // docs/events.md, "How long to wait": no frame for 10 s is a cut-off replay (a table
+  // killed or restarting mid-answer); what came is good, and it is asked again from there
+  let cut = 0;
   while (state.last < upto) {
     state.replays += 1;
     const dealer = new zmq.Dealer({receiveTimeout: 10000, linger: 0});
     dealer.connect(replay);
-    await dealer.send(JSON.stringify({from: state.last + 1, to: Math.min(upto, state.last + 500)}));
-    for (;;) {
-      const [frame] = await dealer.receive();
-      if (frame.subarray(0, 8).toString() === '{"data":') { check(frame); continue; }
-      const reply = JSON.parse(frame.toString());
-      if (!validFrame(reply)) fail(`replay frame: ${JSON.stringify(validFrame.errors)}`);
-      if (reply.end !== true) fail(`replay: ${reply.error}`);
-      break;
+    try {
+      await dealer.send(JSON.stringify({from: state.last + 1, to: Math.min(upto, state.last + 500)}));
+      for (;;) {
+        const [frame] = await dealer.receive();
+        if (frame.subarray(0, 8).toString() === '{"data":') { check(frame); continue; }
+        const reply = JSON.parse(frame.toString());
+        if (!validFrame(reply)) fail(`replay frame: ${JSON.stringify(validFrame.errors)}`);
+        if (reply.end !== true) fail(`replay: ${reply.error}`);
+        break;
+      }
+    } catch (e) {
+      if (e.code !== "EAGAIN" || ++cut > 12) throw e;  // a timeout: ask again, a few times
+    } finally {
+      dealer.close();
     }
-    dealer.close();
   }
 }
 
