@@ -88,25 +88,32 @@ def _old_server(version: str) -> tuple[int, threading.Thread, socket.socket]:
     return port, t, srv
 
 
+def _bridge_once(tmp_path, servers: str, nats_extra: str = "") -> str:
+    """``tabled-bridge`` on a one-table config against ``servers``; its exit code must be 1
+    (a start refused): returns what it said."""
+    cfg = tmp_path / "bridge.toml"
+    cfg.write_text(
+        f'[nats]\nservers = ["{servers}"]\nconnect_timeout = 10\n{nats_extra}'
+        '[bridge]\nlisten = "127.0.0.1:0"\n'
+        '[[tables]]\nid = "t1"\npublish = "tcp://127.0.0.1:1"\nreplay = "tcp://127.0.0.1:2"\n'
+    )
+    r = subprocess.run(
+        [str(BIN / "tabled-bridge"), "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    return out
+
+
 def test_an_older_server_is_refused_at_start_with_one_line(tmp_path):
     port, _t, srv = _old_server("2.9.10")
     try:
-        cfg = tmp_path / "bridge.toml"
-        cfg.write_text(
-            f'[nats]\nservers = ["nats://127.0.0.1:{port}"]\nconnect_timeout = 10\n'
-            '[bridge]\nlisten = "127.0.0.1:0"\n'
-            '[[tables]]\nid = "t1"\npublish = "tcp://127.0.0.1:1"\nreplay = "tcp://127.0.0.1:2"\n'
-        )
-        r = subprocess.run(
-            [str(BIN / "tabled-bridge"), "--config", str(cfg)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        out = _bridge_once(tmp_path, f"nats://127.0.0.1:{port}")
     finally:
         srv.close()
-    out = r.stdout + r.stderr
-    assert r.returncode == 1, out
     lines = [ln for ln in out.splitlines() if "older than" in ln]
     assert len(lines) == 1, out
     assert f"nats://127.0.0.1:{port}" in lines[0] and "nats-server 2.9.10" in lines[0], out
@@ -124,22 +131,9 @@ def test_a_stream_the_server_refuses_is_one_line_not_a_traceback(tmp_path):
     srv = NatsServer(tmp_path / "nats")
     srv.start()
     try:
-        cfg = tmp_path / "bridge.toml"
-        cfg.write_text(
-            f'[nats]\nservers = ["{srv.url}"]\nconnect_timeout = 10\nreplicas = 3\n'
-            '[bridge]\nlisten = "127.0.0.1:0"\n'
-            '[[tables]]\nid = "t1"\npublish = "tcp://127.0.0.1:1"\nreplay = "tcp://127.0.0.1:2"\n'
-        )
-        r = subprocess.run(
-            [str(BIN / "tabled-bridge"), "--config", str(cfg)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        out = _bridge_once(tmp_path, srv.url, "replicas = 3\n")
     finally:
         srv.stop()
-    out = r.stdout + r.stderr
-    assert r.returncode == 1, out
     assert "Traceback" not in out and "crashed" not in out, out
     lines = [ln for ln in out.splitlines() if "replicas" in ln]
     assert len(lines) == 1 and "TABLES" in lines[0], out
