@@ -213,6 +213,12 @@ def test_idle_metrics_connections_cost_no_thread_and_a_bounded_number_of_descrip
     assert rc == 0, d.log.read_text()[-3000:]
 
 
+def _status(cfg: Path, key: Path) -> dict:
+    r = tablectl(cfg, "--key", str(key), "--json", "status", timeout=20)
+    assert r.returncode in (0, 1), (r.returncode, r.stderr)
+    return json.loads(r.stdout)
+
+
 def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counted(
     tmp_path: Path,
 ):
@@ -243,21 +249,28 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
             # a replay is a new connection each time: it gets in past the idle flood
             assert [e.seq for e in f._replay(1, 3, 10.0)] == [1, 2, 3]
             assert descriptors(d.proc.pid) < 2 * LIMIT - 200
+        # the kernel lets a flood in a backlog (32) at a time and retries the SYNs it dropped a
+        # second later, so how far past its cap a listener got by now depends on the machine's
+        # load (CI once saw every listener below its cap here): more idle peers on the control
+        # port until a status over it shows a listener that made room (each asked once)
+        for _ in range(20):
+            st = _status(cfg, keys.pit1)
+            if any(c["evicted"] + c["cut"] >= 1 for c in st["connections"].values()):
+                break
+            flood += open_idle(control, LIMIT // 4)
+        conns = st["connections"]  # some listener made room past its cap
+        assert any(c["evicted"] + c["cut"] >= 1 for c in conns.values()), conns
         for s in flood:
             s.close()
         flood = []
         for _ in range(5):  # a handshake is counted as its event reaches the loop: soon after
-            r = tablectl(cfg, "--key", str(keys.pit1), "--json", "status", timeout=20)
-            assert r.returncode in (0, 1), (r.returncode, r.stderr)
-            st = json.loads(r.stdout)
+            st = _status(cfg, keys.pit1)
             counters = st["security"]["counters"]
             if counters["control.handshakes"] >= 1:
                 break
         assert counters["publish.handshakes"] >= 1 and counters["control.handshakes"] >= 1
         assert counters["publish.failed_protocol"] + counters["publish.failed_other"] >= 1
         assert set(st["connections"]) == {"publish", "replay", "control"}
-        conns = st["connections"]  # some listener made room past its cap
-        assert any(c["evicted"] + c["cut"] >= 1 for c in conns.values()), conns
     finally:
         for s in flood:
             s.close()
