@@ -119,9 +119,9 @@ class PaiGowTable(PaiGowTiles, PaiGowDice, PaiGowCorrections):
         if isinstance(inp, DeviceReading):
             r, dev = inp.reading, inp.device
             if isinstance(r, TileDrawn):
-                self._tile(t, g, d, Held(r.tile, r.tile, dev))
+                self.decide_piece(t, g, d, Held(r.tile, r.tile, dev))
             elif isinstance(r, TileUnreadable):
-                self._tile(t, g, d, Held(None, r.code, dev))
+                self.decide_piece(t, g, d, Held(None, r.code, dev))
             elif isinstance(r, DiceShaking):
                 self._shaking(g, d, dev, r)
             elif isinstance(r, DiceResult):

@@ -10,6 +10,8 @@ the banker (:func:`daemon.games.paigow.rules.verdict`).
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import msgspec
 
 from daemon.games.paigow import rules
@@ -29,6 +31,8 @@ from daemon.games.paigow.state import (
     PaiGowRules,
     PaiGowState,
 )
+from daemon.procedures import hold
+from daemon.procedures.hold import READ, HoldEvents, Origin
 from daemon.procedures.paytable import in_force
 from daemon.procedures.round import RoundGame
 from daemon.table import Command, Decision, TableState, raise_alarm
@@ -39,6 +43,7 @@ class PaiGowTiles(RoundGame):
     """Each tile read, placed in deal order or stopped with the procedure that settles it."""
 
     rules: PaiGowRules
+    hold_events: ClassVar[HoldEvents] = HoldEvents("tile.held", "round.paused", "round.resumed")
 
     def _enter(self, t: TableState, g: PaiGowState, c: Command, d: Decision) -> None:
         if g.phase != "paused":
@@ -53,20 +58,11 @@ class PaiGowTiles(RoundGame):
         if why is not None:
             d.refused = f"{entered} cannot be placed: {why}; if that is the tile, void the round"
             return
-        d.add(
-            "round.resumed",
-            round=g.round,
-            by=c.actor,
-            tile=entered,
-            alarm=g.pause_alarm,
-            rule=R_ENTERED,
-        )
-        if g.pause_alarm is not None and g.pause_alarm in t.alarms:
-            d.add("alarm.cleared", id=g.pause_alarm, by=c.actor, reason="tile entered")
+        data = {"round": g.round, "by": c.actor, "tile": entered, "rule": R_ENTERED}
         first = msgspec.structs.replace(g.held[0], tile=entered)
-        for i, h in enumerate((first, *g.held[1:])):
-            now: TableState = d.state()
-            self._tile(now, now.game, d, h, entered_by=c.actor if i == 0 else None)
+        hold.resume(
+            self, t, g, d, data, by=c.actor, reason="tile entered", first=first, entered=True
+        )
 
     def _not_playable(self, g: PaiGowState, name: str) -> str | None:
         """Why a read tile cannot be placed in this round (foreign, or one too many), or None."""
@@ -77,22 +73,23 @@ class PaiGowTiles(RoundGame):
             return f"the set holds {copies} and this round has had {g.tiles.count(name)}"
         return None
 
-    def _tile(
-        self, t: TableState, g: PaiGowState, d: Decision, h: Held, *, entered_by: str | None = None
+    def held_data(self, g: PaiGowState, h: Held, queued: int) -> dict[str, Any]:
+        """``tile.held``: the tile as read, ``queued``-th in deal order."""
+        return {
+            "round": g.round,
+            **msgspec.to_builtins(h),
+            "queued": queued,
+            "reason": "waiting for the tile before it",
+        }
+
+    def decide_piece(
+        self, t: TableState, g: PaiGowState, d: Decision, h: Held, how: Origin = READ
     ) -> None:
-        what = h.tile or f"an unreadable tile ({h.code!r})"
-        if g.phase == "paused":
-            # deal order decides: a tile read while an earlier one waits queues behind it
-            d.add(
-                "tile.held",
-                round=g.round,
-                tile=h.tile,
-                code=h.code,
-                device=h.device,
-                queued=len(g.held) + 1,
-                reason="waiting for the tile before it",
-            )
+        """One tile read (or held, then entered): placed in deal order, held behind a tile that
+        waits, paused for a supervisor, or set aside."""
+        if hold.queued(self, g, d, h):
             return
+        what = h.tile or f"an unreadable tile ({h.code!r})"
         if g.phase in ("betting", "closed"):
             early = g.phase == "betting"
             kind = "tile-before-betting-closed" if early else "tile-before-dice"
@@ -165,15 +162,9 @@ class PaiGowTiles(RoundGame):
             )
             return
         position = g.order[n - 1]
-        d.add(
-            "tile.dealt",
-            round=g.round,
-            tile=h.tile,
-            n=n,
-            position=position,
-            device=h.device,
-            entered_by=entered_by,
-        )
+        read = {"round": g.round, "tile": h.tile, "device": h.device}
+        by = how.by if how.entered else None
+        d.add("tile.dealt", **read, n=n, position=position, entered_by=by)
         if n == rules.ROUND_TILES:
             self._result(d, g, (*g.tiles, h.tile))
 
@@ -188,28 +179,10 @@ class PaiGowTiles(RoundGame):
         rule: str,
         action: str,
     ) -> None:
-        aid = raise_alarm(
-            t,
-            d,
-            kind,
-            message,
-            rule=rule,
-            action=action,
-            device=h.device,
-            round=g.round,
-            tile=h.tile,
-            code=h.code,
-        )
-        d.add(
-            "round.paused",
-            round=g.round,
-            reason=kind,
-            alarm=aid,
-            n=len(g.tiles) + 1,
-            tile=h.tile,
-            code=h.code,
-            device=h.device,
-            rule=rule,
+        where = {"round": g.round, "tile": h.tile, "code": h.code}
+        data = {"reason": kind, "n": len(g.tiles) + 1, "device": h.device, "rule": rule, **where}
+        hold.pause(
+            self, t, d, kind, message, data, rule=rule, action=action, device=h.device, **where
         )
 
     @staticmethod

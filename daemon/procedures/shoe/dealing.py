@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
 from daemon.events import draft
 from daemon.games import roads
+from daemon.procedures import hold
+from daemon.procedures.hold import READ, HoldEvents, Origin
 from daemon.procedures.paytable import in_force
 from daemon.procedures.shoe.state import (
     Held,
@@ -38,34 +40,29 @@ def end_shoe_after(
 
 
 class ShoeDealing(ShoeParts):
-    """Each card drawn is placed in shoe order; a card that cannot be placed pauses the hand."""
+    """Each card drawn is placed in shoe order; a card that cannot be placed pauses the hand
+    (the hold procedure, :mod:`daemon.procedures.hold`, which Pai Gow's tiles follow too)."""
 
-    def _card(
-        self,
-        t: TableState,
-        s: ShoeState,
-        d: Decision,
-        h: Held,
-        *,
-        by: str | None = None,
-        entered: bool = False,
-        accepted: bool = False,
+    hold_events: ClassVar[HoldEvents] = HoldEvents("card.held", "table.paused", "table.resumed")
+
+    def held_data(self, s: ShoeState, h: Held, queued: int) -> dict[str, Any]:
+        """``card.held``: the card as drawn, ``queued``-th in shoe order."""
+        return {
+            "shoe": s.shoe,
+            "hand": s.hand,
+            **msgspec.to_builtins(h),
+            "position": queued,
+            "reason": "waiting for the card before it",
+        }
+
+    def decide_piece(
+        self, t: TableState, s: ShoeState, d: Decision, h: Held, how: Origin = READ
     ) -> None:
-        if s.paused is not None:
-            # Shoe order decides: a card drawn while an earlier one waits queues behind it.
-            d.add(
-                "card.held",
-                shoe=s.shoe,
-                hand=s.hand,
-                card=h.card,
-                device=h.device,
-                face_up=h.face_up,
-                claimed_box=h.claimed_box,
-                code=h.code,
-                position=len(s.held) + 1,
-                reason="waiting for the card before it",
-            )
+        """One card drawn (or held, then entered or accepted): placed in shoe order, held
+        behind a card that waits, paused for a supervisor, or out of play."""
+        if hold.queued(self, s, d, h):
             return
+        by, entered, accepted = how
         if h.card is None:
             self._pause(
                 t,

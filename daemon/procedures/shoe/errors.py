@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from daemon.procedures import hold
 from daemon.procedures.shoe.dealing import end_shoe_after
 from daemon.procedures.shoe.state import (
     Held,
@@ -14,7 +15,6 @@ from daemon.table import (
     Decision,
     DeviceHealth,
     TableState,
-    raise_alarm,
 )
 
 
@@ -48,17 +48,8 @@ class DealerErrors(ShoeParts):
                 device=h.device,
             )
         elif h.health == "ok" and s.paused == "device":
-            d.add(
-                "table.resumed",
-                shoe=s.shoe,
-                hand=s.hand,
-                by=h.device,
-                card=None,
-                entered=False,
-                alarm=s.pause_alarm,
-            )
-            if s.pause_alarm in t.alarms:
-                d.add("alarm.cleared", id=s.pause_alarm, by=h.device, reason=f"{h.device} is back")
+            data = {"shoe": s.shoe, "hand": s.hand, "by": h.device, "card": None, "entered": False}
+            hold.resume(self, t, s, d, data, by=h.device, reason=f"{h.device} is back")
 
     def _pause(
         self,
@@ -72,11 +63,10 @@ class DealerErrors(ShoeParts):
         **alarm: Any,
     ) -> None:
         """Stop placing cards until the cause is settled: an alarm says why and what to do."""
-        aid = raise_alarm(t, d, kind, message, hand=s.hand, **alarm)
-        extra = {"device": alarm["device"]} if reason == "device" else {}
-        d.add(
-            "table.paused", shoe=s.shoe, hand=s.hand, reason=reason, alarm=aid, held=held, **extra
-        )
+        data = {"shoe": s.shoe, "hand": s.hand, "reason": reason, "held": held}
+        if reason == "device":
+            data["device"] = alarm["device"]
+        hold.pause(self, t, d, kind, message, data, hand=s.hand, **alarm)
 
     def _exposed(self, t: TableState, s: ShoeState, d: Decision, by: str, card: str | None) -> None:
         if s.phase == "betting":
@@ -150,32 +140,7 @@ class DealerErrors(ShoeParts):
     def _resume(
         self, t: TableState, s: ShoeState, d: Decision, first: Held, *, by: str, entered: bool
     ) -> None:
-        d.add(
-            "table.resumed",
-            shoe=s.shoe,
-            hand=s.hand,
-            by=by,
-            card=first.card,
-            entered=entered,
-            alarm=s.pause_alarm,
-        )
-        if s.pause_alarm is not None and s.pause_alarm in t.alarms:
-            d.add(
-                "alarm.cleared",
-                id=s.pause_alarm,
-                by=by,
-                reason="card entered" if entered else "card accepted",
-            )
-        # The first held card, then every card held behind it, in shoe order; each is
-        # decided against the state the events before it leave (one may pause again).
-        for i, h in enumerate((first, *s.held[1:])):
-            now: TableState = d.state()
-            self._card(
-                now,
-                now.game,
-                d,
-                h,
-                by=by,
-                entered=entered and i == 0,
-                accepted=not entered and i == 0,
-            )
+        """A supervisor entered (or accepted) the first held card: the hold procedure goes on."""
+        data = {"shoe": s.shoe, "hand": s.hand, "by": by, "card": first.card, "entered": entered}
+        reason = "card entered" if entered else "card accepted"
+        hold.resume(self, t, s, d, data, by=by, reason=reason, first=first, entered=entered)

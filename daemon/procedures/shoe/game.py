@@ -84,7 +84,7 @@ class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors, ShoeCorrec
         if isinstance(inp, DeviceReading):
             r, dev = inp.reading, inp.device
             if isinstance(r, CardDrawn):
-                self._card(
+                self.decide_piece(
                     t,
                     s,
                     d,
@@ -97,7 +97,7 @@ class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors, ShoeCorrec
                     ),
                 )
             elif isinstance(r, CardUnreadable):
-                self._card(t, s, d, Held(card=None, device=dev, code=r.code))
+                self.decide_piece(t, s, d, Held(card=None, device=dev, code=r.code))
             elif isinstance(r, CutCardOut):
                 self._cut_card(t, s, d, source=dev)
             elif isinstance(r, ShoeRemoved):
