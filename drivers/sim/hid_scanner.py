@@ -80,21 +80,17 @@ class ScannerSimulator(ShoeSimulator):
     def from_options(cls, shoe: Any, o: Options) -> ScannerSimulator:  # type: ignore[override]
         """From the driver's options (identity, encoding, marker codes) and ``[devices.sim]``."""
         assert isinstance(shoe, HidScannerOptions)
-        return cls(
+        made = super().from_options(
+            shoe,
+            o,
             vendor_id=shoe.vid,
             product_id=shoe.pid,
             serial=shoe.serial,
             interface=shoe.interface,
             endpoint=shoe.endpoint,
-            encoding=shoe.encoding,
-            cut_card_code=shoe.cut_card_code,
-            read_error_code=shoe.read_error_code,
-            face_up_marker=shoe.face_up_marker,
-            seed=o.seed,
-            pace=o.pace,
-            errors=o.errors,
-            error_every=o.error_every,
         )
+        assert isinstance(made, ScannerSimulator)
+        return made
 
     @property
     def opened(self) -> asyncio.Event:

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
 from typing import Any, Final
 
 import structlog
 
 from drivers.card_codes import encode
 from drivers.cards import DECK
-from drivers.sim.dealer import PacedDealer
-from drivers.sim.faults import FaultQueue, noise
-from drivers.sim.options import Count, Seconds, SimOptions, known
+from drivers.sim.dealer import DealerOptions, PacedDealer
 
 log = structlog.get_logger("sim.shoe")
 
@@ -37,41 +34,34 @@ ERRORS: Final = (
 )
 
 
-class Options(SimOptions):
-    """``[devices.sim]`` of a simulated shoe (and of the USB scanner, which deals like one)."""
+class Options(DealerOptions):
+    """``[devices.sim]`` of a simulated shoe (and of the USB scanner, which deals like one):
+    ``seed``, ``pace`` (seconds between two cards), ``errors`` (of :data:`ERRORS`, in this
+    order) and ``error_every`` (one everyday error every N hands)."""
 
-    seed: Count = 1
-    pace: Seconds = 0.5  # seconds between two cards
-    errors: tuple[str, ...] = ()  # dealer errors to play, in this order (ERRORS)
-    error_every: Count = 0  # one everyday error every N hands (0: none)
-
-    def __post_init__(self) -> None:
-        known("errors", self.errors, ERRORS, "dealer error")
+    FAULTS = ERRORS
+    fault_name = "dealer error"
 
 
 class ShoeSimulator(PacedDealer):
+    """The dealer drawing a seeded shoe's cards past the shoe's reader."""
+
+    Options = Options
+
     def __init__(
         self,
         *,
         encoding: str = "rank-suit",
-        seed: int = 1,
-        pace: float = 0.5,
         cut_card_code: str | None = "CUT",
-        read_error_code: str | None = "ERR",
         face_up_marker: str | None = "!",
-        errors: Sequence[str] = (),
-        error_every: int = 0,
+        **dealer: Any,
     ) -> None:
-        super().__init__(pace=pace)
+        """``dealer``: :class:`PacedDealer`'s (seed, pace, read_error_code, errors, error_every)."""
+        super().__init__(**dealer)
         self.encoding = encoding
-        self.seed = seed
         self.cut_code = cut_card_code
-        self.error_code = read_error_code
         self.face_up_marker = face_up_marker
-        self.pending = FaultQueue(ERRORS, "dealer error", errors, in_order=True)
-        self.error_every = error_every
         self._emptied: asyncio.Event | None = None
-        self.rng = random.Random(seed)
         self.cards: list[str] = []
         self.cut_at = 0
         self.sent = 0
@@ -85,20 +75,16 @@ class ShoeSimulator(PacedDealer):
         self._guided = False  # the table publishes table.expects: deal only what it asks
 
     @classmethod
-    def from_options(cls, shoe: Any, o: Options) -> ShoeSimulator:
+    def from_options(cls, shoe: Any, o: Options, **more: Any) -> ShoeSimulator:
+        """From the driver's options (encoding, marker codes), ``[devices.sim]`` and ``more``
+        (a subclass's own arguments)."""
         return cls(
+            **more,
             encoding=shoe.encoding,
             cut_card_code=shoe.cut_card_code,
-            read_error_code=shoe.read_error_code,
             face_up_marker=shoe.face_up_marker,
-            seed=o.seed,
-            pace=o.pace,
-            errors=o.errors,
-            error_every=o.error_every,
+            **cls.dealer_args(o, shoe.read_error_code),
         )
-
-    def inject(self, kind: str) -> None:
-        self.pending.add(kind)
 
     # -- the pty ---------------------------------------------------------------------------
 
@@ -131,15 +117,7 @@ class ShoeSimulator(PacedDealer):
         letter = "ACBDE"[min(self._pos, 4)] if self._dealing else "A"
         self._pos += 1
         code = encode(card, self.encoding, letter)  # type: ignore[arg-type]
-        if self._take("garbage"):
-            self.link.write(noise(self.rng))
-        if self._take("unreadable") and self.error_code:
-            code = self.error_code
-        elif self._take("face-up") and self.face_up_marker:
-            code += self.face_up_marker
-        self._line(code)
-        if self._take("repeat"):
-            self._line(code)
+        self._send(code, "face-up", code + (self.face_up_marker or ""))
 
     def _take(self, kind: str) -> bool:
         """Errors happen in the order asked, each at its next chance."""

@@ -11,12 +11,10 @@ copy of the game's rules. Dealer and reader errors are injected on request
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any, Final
 
-from drivers.sim.dealer import PacedDealer
-from drivers.sim.faults import FaultQueue, noise
-from drivers.sim.options import Count, Seconds, SimOptions, known
+from drivers.sim.dealer import DealerOptions, PacedDealer
+from drivers.sim.options import Count
 
 ERRORS: Final = (
     "unreadable",  # the next tile is sent as the read-error code
@@ -33,39 +31,34 @@ DEFAULT_SET: Final = {**{f"{n}p": 2 for n in range(1, 10)}, "wd": 2}
 ROUND_TILES: Final = 12
 
 
-class Options(SimOptions):
-    """``[devices.sim]`` of a simulated tile reader."""
+class Options(DealerOptions):
+    """``[devices.sim]`` of a simulated tile reader: the dealer's (``seed``, ``pace`` between
+    two tiles, ``errors`` of :data:`ERRORS`, ``error_every`` N rounds) and the set."""
 
-    seed: Count = 1
-    pace: Seconds = 0.5  # seconds between two tiles
-    errors: tuple[str, ...] = ()  # tile errors to play, in this order (ERRORS)
-    error_every: Count = 0  # one everyday error every N rounds (0: none)
+    FAULTS = ERRORS
+    fault_name = "tile error"
+
     tiles: dict[str, Count] | None = None  # the set, tile → copies (default: DEFAULT_SET)
-
-    def __post_init__(self) -> None:
-        known("errors", self.errors, ERRORS, "tile error")
 
 
 class TileSimulator(PacedDealer):
+    """The dealer dealing a seeded shuffle of the set past the tile reader."""
+
+    Options = Options
+
     def __init__(
         self,
         *,
-        seed: int = 1,
-        pace: float = 0.5,
         tiles: dict[str, int] | None = None,
         codes: dict[str, str] | None = None,
-        read_error_code: str | None = "ERR",
-        errors: Sequence[str] = (),
-        error_every: int = 0,
+        **dealer: Any,
     ) -> None:
-        super().__init__(pace=pace)
-        self.seed = seed
+        """``tiles``: the set (default :data:`DEFAULT_SET`); ``codes``: the reader's own code
+        for a tile; ``dealer``: :class:`PacedDealer`'s (seed, pace, read_error_code, errors,
+        error_every)."""
+        super().__init__(**dealer)
         self.set = dict(DEFAULT_SET if tiles is None else tiles)
         self.codes = {v: k for k, v in (codes or {}).items()}  # tile → the device's own code
-        self.error_code = read_error_code
-        self.pending = FaultQueue(ERRORS, "tile error", errors, in_order=True)
-        self.error_every = error_every
-        self.rng = random.Random(seed)
         self.wall: list[str] = []  # the shuffled tiles still to deal, next last
         self.history: list[str] = []  # every tile dealt, as it really is
         self._rounds = 0
@@ -74,17 +67,10 @@ class TileSimulator(PacedDealer):
     @classmethod
     def from_options(cls, reader: Any, o: Options) -> TileSimulator:
         return cls(
-            seed=o.seed,
-            pace=o.pace,
             tiles=dict(o.tiles) if o.tiles else None,
             codes=dict(reader.codes),
-            read_error_code=reader.read_error_code,
-            errors=o.errors,
-            error_every=o.error_every,
+            **cls.dealer_args(o, reader.read_error_code),
         )
-
-    def inject(self, kind: str) -> None:
-        self.pending.add(kind)
 
     # -- the pty ---------------------------------------------------------------------------
 
@@ -94,16 +80,7 @@ class TileSimulator(PacedDealer):
             self._shuffle(self._rounds + 1)
         t = self.wall.pop()
         self.history.append(t)
-        code = self.codes.get(t, t)
-        if self.pending.take("garbage"):
-            self.link.write(noise(self.rng))
-        if self.pending.take("unreadable") and self.error_code:
-            code = self.error_code
-        elif self.pending.take("foreign"):
-            code = "5m"
-        self._line(code)
-        if self.pending.take("repeat"):
-            self._line(code)
+        self._send(self.codes.get(t, t), "foreign", "5m")
 
     def _shuffle(self, round_: int) -> None:
         """seed 002: the tiles are shuffled before every round (需将20张牌洗干净)."""
