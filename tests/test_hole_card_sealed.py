@@ -314,8 +314,8 @@ def test_a_new_path_that_quotes_the_hole_card_is_sealed_without_a_line_of_its_ow
             super()._hole_card(t, s, d, h, at)
             raise_alarm(t, d, "debug", f"hole card {h.card}", rule="-", action="-", card=h.card)
 
-        def _card(self, t, s, d, h, **kw):  # type: ignore[no-untyped-def]
-            super()._card(t, s, d, h, **kw)
+        def decide_piece(self, t, s, d, h, *how):  # type: ignore[no-untyped-def]
+            super().decide_piece(t, s, d, h, *how)
             if s.held:
                 d.add("device.reply", device="shoe", command="held", text=repr(s.held))
 
