@@ -22,10 +22,14 @@ result. What they share, written once here:
   ``results``/``voids`` counters. The games keep their own ``State`` classes
   (their snapshots' shape), each with these fields.
 
-A game builds on :class:`RoundGame` (its ``Rules`` subclass :class:`RoundRules`),
-gives ``result_type``, ``resumes_to``, ``restart_voids``, ``in_round``,
-``phase_texts``, ``void_data`` and ``summary_data``, and calls ``super()`` for the commands and events it does not
-handle itself (``docs/architecture.md``, "add a house procedure").
+A game builds on :class:`RoundGame` (its ``Rules`` subclass :class:`RoundRules`).
+What it gives: ``result_type``, ``resumes_to``, ``restart_voids``, ``in_round``,
+``phase_texts``, ``void_data`` and ``summary_data``. What it calls, the public
+hooks (a game reaches no private name of the procedure,
+``tests/test_procedure_privates.py``): ``round_command`` for the commands it does
+not decide itself, ``close_by_shaker``, ``reshake``, ``dice_rejected`` and
+``void_round`` from its own readings, and ``super().apply`` for the events it
+does not fold itself (``docs/architecture.md``, "add a house procedure").
 """
 
 from __future__ import annotations
@@ -126,9 +130,11 @@ class RoundGame:
         """seed 003 §2.1.8: when the house says so, a system failure voids the round in play."""
         g = t.game
         if self.rules.system_failure_voids_round and g.phase in self.restart_voids:
-            self._void(d, g, reason="system-failure", by="table", rule=R_SYSTEM)
+            self.void_round(d, g, reason="system-failure", by="table", rule=R_SYSTEM)
 
-    def _command(self, t: TableState, g: Any, c: Command, d: Decision) -> None:
+    def round_command(self, t: TableState, g: Any, c: Command, d: Decision) -> None:
+        """The round's commands (``round_commands``): a game decides its own commands and
+        hands the rest here."""
         n, by = c.name, c.actor
         if n == "betting.open":
             if g.phase != "settling":
@@ -145,16 +151,18 @@ class RoundGame:
             if g.phase not in self.in_round:
                 d.refused = f"no round is in play to void (the table is {self.phase_text(g)})"
                 return
-            self._void(d, g, reason=str(c.args.get("reason") or "supervisor"), by=by, rule=R_VOID)
+            self.void_round(
+                d, g, reason=str(c.args.get("reason") or "supervisor"), by=by, rule=R_VOID
+            )
 
     @staticmethod
-    def _close_by_shaker(d: Decision, g: Any, dev: str, rule: str) -> Any:
+    def close_by_shaker(d: Decision, g: Any, dev: str, rule: str) -> Any:
         """The dice move while betting is open: no more bets, now. The state after it."""
         d.add("betting.closed", round=g.round, by=dev, source="shaker", rule=rule)
         return d.state().game
 
     @staticmethod
-    def _reshake(d: Decision, g: Any, dev: str, r: DiceNotFlat, rule: str) -> None:
+    def reshake(d: Decision, g: Any, dev: str, r: DiceNotFlat, rule: str) -> None:
         """seed 002, 骰寳: dice stacked or leaning are thrown again; the round and bets stand."""
         d.add(
             "dice.reshake",
@@ -167,7 +175,7 @@ class RoundGame:
         )
 
     @staticmethod
-    def _dice_rejected(
+    def dice_rejected(
         d: Decision,
         round_: int | None,
         dev: str | None,
@@ -193,7 +201,7 @@ class RoundGame:
         """What the game's ``round.void`` says of the round besides why (dice, tiles, shakes)."""
         return {}
 
-    def _void(
+    def void_round(
         self, d: Decision, g: Any, *, reason: str, by: str, rule: str, keep: str | None = None
     ) -> None:
         about: tuple[str, ...] = d.state().game.alarms

@@ -34,11 +34,11 @@ class PaiGowDice(RoundGame):
 
     def _shaking(self, g: PaiGowState, d: Decision, dev: str, r: DiceShaking) -> None:
         if g.phase == "betting":
-            self._close_by_shaker(d, g, dev, R_CLOSE)
+            self.close_by_shaker(d, g, dev, R_CLOSE)
 
     def _not_flat(self, g: PaiGowState, d: Decision, dev: str, r: DiceNotFlat) -> None:
         if g.phase in ("betting", "closed"):
-            self._reshake(d, g, dev, r, R_RESHAKE)
+            self.reshake(d, g, dev, r, R_RESHAKE)
 
     def _dice(
         self,
@@ -91,7 +91,7 @@ class PaiGowDice(RoundGame):
             round=round_,
             faces=faces,
         )
-        self._dice_rejected(d, round_, device, faces, reason, why or "", aid, rule)
+        self.dice_rejected(d, round_, device, faces, reason, why or "", aid, rule)
 
     def _fault(self, t: TableState, g: PaiGowState, d: Decision, dev: str, r: ShakerFault) -> None:
         device_fault(

@@ -153,7 +153,7 @@ class PaiGowTable(PaiGowTiles, PaiGowDice, PaiGowCorrections):
         elif c.name == "tile.enter":
             self._enter(t, g, c, d)
         else:
-            super()._command(t, g, c, d)
+            self.round_command(t, g, c, d)
 
     # ======================================================================= apply
 

@@ -108,7 +108,7 @@ class PaiGowTiles(RoundGame):
                 round=g.round,
             )
             self._rejected(d, g, h, "betting-open" if early else "before-dice", aid, rule)
-            self._void(d, g, reason=kind, by="table", rule=rule, keep=aid)
+            self.void_round(d, g, reason=kind, by="table", rule=rule, keep=aid)
             return
         if g.phase == "settling":
             extra = g.last == "result"

@@ -2,7 +2,7 @@
 
 The shaker (``drivers/dice_ref.py`` or any driver speaking
 :mod:`drivers.dice_readings`) closes betting by starting to shake (the round
-procedure's ``_close_by_shaker``). Only the final, flat throw of three faces
+procedure's ``close_by_shaker``). Only the final, flat throw of three faces
 1–6 is a ``dice.result``; everything else goes on the record as what it was
 (a re-shake, a rejected throw, a pause) with the rule that says so.
 """
@@ -45,14 +45,14 @@ class SicBoShaker(RoundGame):
 
     def _shaking(self, t: TableState, g: DiceState, d: Decision, dev: str) -> None:
         if g.phase == "betting":
-            g = self._close_by_shaker(d, g, dev, R_CLOSE)
+            g = self.close_by_shaker(d, g, dev, R_CLOSE)
         if g.phase == "closed":
             d.add("dice.shaking", round=g.round, shake=g.shakes + 1, device=dev)
         # already shaking (a repeat), paused (a supervisor decides) or no round: nothing to say
 
     def _not_flat(self, t: TableState, g: DiceState, d: Decision, dev: str, r: DiceNotFlat) -> None:
         if g.phase == "betting":
-            g = self._close_by_shaker(d, g, dev, R_CLOSE)
+            g = self.close_by_shaker(d, g, dev, R_CLOSE)
         if g.phase not in THROWING:
             return
         if g.reshakes >= self.rules.max_reshakes:
@@ -69,7 +69,7 @@ class SicBoShaker(RoundGame):
             )
             self._pause(d, g, "too-many-reshakes", aid, dev, R_RESHAKES)
             return
-        self._reshake(d, g, dev, r, R_RESHAKE)
+        self.reshake(d, g, dev, r, R_RESHAKE)
 
     @staticmethod
     def _pause(d: Decision, g: DiceState, reason: str, alarm: str, dev: str, rule: str) -> None:
@@ -93,7 +93,7 @@ class SicBoShaker(RoundGame):
         if noise is not None:
             # the faces are on the record, not a result: the supervisor re-shakes or voids
             detail = "the shaker's line is noisy: the faces may be noise"
-            self._dice_rejected(d, g.round, dev, faces, "line-noise", detail, noise, R_NOISE)
+            self.dice_rejected(d, g.round, dev, faces, "line-noise", detail, noise, R_NOISE)
             return
         if g.phase in THROWING and why is None:
             d.add(
@@ -120,7 +120,7 @@ class SicBoShaker(RoundGame):
                 round=g.round,
                 faces=faces,
             )
-            self._dice_rejected(d, g.round, dev, faces, "invalid", why, aid, R_INVALID)
+            self.dice_rejected(d, g.round, dev, faces, "invalid", why, aid, R_INVALID)
         elif g.phase == "betting":
             detail = "the dice were thrown while betting was open" + (f"; {why}" if why else "")
             aid = raise_alarm(
@@ -135,8 +135,10 @@ class SicBoShaker(RoundGame):
                 round=g.round,
                 faces=faces,
             )
-            self._dice_rejected(d, g.round, dev, faces, "betting-open", detail, aid, R_EXPOSED)
-            self._void(d, g, reason="result-during-betting", by="table", rule=R_EXPOSED, keep=aid)
+            self.dice_rejected(d, g.round, dev, faces, "betting-open", detail, aid, R_EXPOSED)
+            self.void_round(
+                d, g, reason="result-during-betting", by="table", rule=R_EXPOSED, keep=aid
+            )
         elif g.phase == "paused":
             aid = raise_alarm(
                 t,
@@ -150,7 +152,7 @@ class SicBoShaker(RoundGame):
                 round=g.round,
                 faces=faces,
             )
-            self._dice_rejected(d, g.round, dev, faces, "paused", why or "", aid, R_FAULT_PAUSE)
+            self.dice_rejected(d, g.round, dev, faces, "paused", why or "", aid, R_FAULT_PAUSE)
         else:
             aid = raise_alarm(
                 t,
@@ -164,7 +166,7 @@ class SicBoShaker(RoundGame):
                 round=None,
                 faces=faces,
             )
-            self._dice_rejected(d, None, dev, faces, "no-round", why or "", aid, R_NO_ROUND)
+            self.dice_rejected(d, None, dev, faces, "no-round", why or "", aid, R_NO_ROUND)
 
     def _fault(self, t: TableState, g: DiceState, d: Decision, dev: str, r: ShakerFault) -> None:
         alarm = device_fault(
@@ -181,6 +183,6 @@ class SicBoShaker(RoundGame):
         if not throwing:
             return
         if self.rules.shaker_fault == "void":
-            self._void(d, g, reason="shaker-fault", by="table", rule=R_FAULT_VOID, keep=alarm)
+            self.void_round(d, g, reason="shaker-fault", by="table", rule=R_FAULT_VOID, keep=alarm)
         else:
             self._pause(d, g, "shaker-fault", alarm, dev, R_FAULT_PAUSE)

@@ -99,7 +99,7 @@ class SicBoGame(SicBoShaker, SicBoCorrections):
 
     def _command(self, t: TableState, g: DiceState, c: Command, d: Decision) -> None:
         if c.name != "round.resume":
-            super()._command(t, g, c, d)
+            self.round_command(t, g, c, d)
             return
         if g.phase != "paused":
             d.refused = f"no round is paused (the table is {self.phase_text(g)})"
