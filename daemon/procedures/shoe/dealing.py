@@ -64,7 +64,7 @@ class ShoeDealing(ShoeParts):
             return
         by, entered, accepted = how
         if h.card is None:
-            self._pause(
+            self.pause_hand(
                 t,
                 s,
                 d,
@@ -102,7 +102,7 @@ class ShoeDealing(ShoeParts):
         # most cards: a table without alarms has no line-noise alarm to ask about
         noise = None if accepted or entered or not t.alarms else line_noise_alarm(t, h.device)
         if noise is not None:
-            self._pause(
+            self.pause_hand(
                 t,
                 s,
                 d,
@@ -123,7 +123,7 @@ class ShoeDealing(ShoeParts):
             and not self.rules.continuous_shuffler
             and s.seen.get(h.card, 0) >= self.full[h.card]
         ):
-            self._pause(
+            self.pause_hand(
                 t,
                 s,
                 d,

@@ -33,7 +33,7 @@ class DealerErrors(ShoeParts):
     def _reader_health(self, t: TableState, s: ShoeState, d: Decision, h: DeviceHealth) -> None:
         """A card reader lost mid-hand pauses the hand; its return resumes it."""
         if h.health != "ok" and s.phase in ("dealing", "betting") and not s.demo:
-            self._pause(
+            self.pause_hand(
                 t,
                 s,
                 d,
@@ -51,7 +51,7 @@ class DealerErrors(ShoeParts):
             data = {"shoe": s.shoe, "hand": s.hand, "by": h.device, "card": None, "entered": False}
             hold.resume(self, t, s, d, data, by=h.device, reason=f"{h.device} is back")
 
-    def _pause(
+    def pause_hand(
         self,
         t: TableState,
         s: ShoeState,
@@ -62,7 +62,10 @@ class DealerErrors(ShoeParts):
         message: str,
         **alarm: Any,
     ) -> None:
-        """Stop placing cards until the cause is settled: an alarm says why and what to do."""
+        """Stop placing cards until the cause is settled (the hold procedure's pause): the
+        alarm ``kind`` says why and what to do, ``table.paused`` names it with ``reason``
+        (``card-entry``, ``decision``, ``device``) and the ``held`` card(s). A game may
+        pause the hand for a card of its own this way."""
         data = {"shoe": s.shoe, "hand": s.hand, "reason": reason, "held": held}
         if reason == "device":
             data["device"] = alarm["device"]
