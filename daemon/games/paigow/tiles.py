@@ -5,7 +5,9 @@ an unreadable tile, a tile not in the set or one beyond its count pauses
 the round for a supervisor's entry (``tablectl tile 9p``) or a void; a
 tile before the dice voids the round; a 13th tile is set aside and the
 result stands. The twelfth tile settles the round: every position against
-the banker (:func:`daemon.games.paigow.rules.verdict`).
+the banker (:func:`daemon.games.paigow.rules.verdict`). Holding, pausing and
+resuming is the procedure a shoe's cards follow too (:mod:`daemon.procedures.hold`):
+this module gives it the tiles' events, their fields and ``decide_piece``.
 """
 
 from __future__ import annotations
