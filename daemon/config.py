@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -213,25 +214,24 @@ class Settings(msgspec.Struct, frozen=True):
 
 
 def _check_rules_against(
-    game: Any, i: int, drv: str, cls: Any, dev: dict[str, Any], errors: list[str]
+    game: Any, needs: Mapping[str, str], i: int, drv: str, cls: Any, dev: dict[str, Any],
+    errors: list[str],
 ) -> None:
-    """A house rule the device cannot inform is refused, never silently ignored."""
+    """A house rule the device cannot inform is refused, never silently ignored: the game
+    says which keys need what (``needs``), the driver why it lacks it (``Driver.lacks``)."""
     if not isinstance(game, dict):
         return
-    keys = [k for k in ("min_ball_revolutions", "max_ball_revolutions") if k in game]
+    keys = [k for k in needs if k in game]
     if not keys:
         return
-    reports = getattr(cls, "reports_ball_revolutions", None)
-    if reports is None:
-        return
     driver = cls(msgspec.convert(dev.get("options", {}), cls.Options))
-    why = driver.reports_ball_revolutions()
-    if why is not None:
-        errors += [
-            f"game.{key}: devices[{i}] ({drv}) {why}, so the rule could never "
-            "be applied; remove the key (or use a Mercury 360 at the extended level)"
-            for key in keys
-        ]
+    for key in keys:
+        why = driver.lacks(needs[key])
+        if why is not None:
+            errors.append(
+                f"game.{key}: devices[{i}] ({drv}) {why}, so the rule could never "
+                "be applied; remove the key"
+            )
 
 
 def _check_simulator(i: int, cls: Any, opts: dict[str, Any], sim: Any, errors: list[str]) -> None:
@@ -239,7 +239,7 @@ def _check_simulator(i: int, cls: Any, opts: dict[str, Any], sim: Any, errors: l
     not when the daemon starts it."""
     from drivers.sim import options_type
 
-    sim_type = options_type(cls.name) or getattr(cls, "Sim", None)  # the GPIO panel's own
+    sim_type = options_type(cls.name) or cls.Sim  # the GPIO panel's own
     before = len(errors)
     if isinstance(sim_type, type) and issubclass(sim_type, msgspec.Struct):
         check(sim, sim_type, f"devices[{i}].sim", errors)
@@ -275,9 +275,11 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
     table = raw.get("table") if isinstance(raw.get("table"), dict) else {}
     game_name = table.get("game")
     rules_type = None
+    needs: Mapping[str, str] = {}
     if isinstance(game_name, str):
         game_cls = games.find(game_name)
         rules_type = None if game_cls is None else game_cls.Rules
+        needs = {} if game_cls is None else game_cls.needs  # keys only some devices inform
         if rules_type is None:
             known = ", ".join(games.names()) or "none installed"
             errors.append(f'table.game: unknown game "{game_name}" (known: {known})')
@@ -310,7 +312,7 @@ def load(path: str | Path, env: dict[str, str] | None = None) -> Settings:
                 check(opts, cls.Options, f"devices[{i}].options", errors)
             device_types[str(name)] = cls.Options
             if len(errors) == before and isinstance(opts, dict):
-                _check_rules_against(raw.get("game"), i, drv, cls, dev, errors)
+                _check_rules_against(raw.get("game"), needs, i, drv, cls, dev, errors)
             if dev.get("port") == "sim" and len(errors) == before and isinstance(opts, dict):
                 _check_simulator(i, cls, opts, dev.get("sim", {}), errors)
     for section, key in (("bus", "publish"), ("bus", "replay"), ("control", "endpoint")):

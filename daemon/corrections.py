@@ -133,9 +133,9 @@ def decide(t: TableState, c: Command, d: Decision, game: Any) -> None:
     """``result.correct``: check it names a result inside the limits, let the game re-derive
     it from the corrected inputs, journal ``result.corrected``; else refuse, saying why."""
     a = c.args
-    correct = getattr(game, "correct", None)
-    if correct is None or getattr(game, "corrections_refused", None):
-        why = getattr(game, "corrections_refused", None) or "its results are not corrected here"
+    correct = game.correct
+    if correct is None or game.corrections_refused:
+        why = game.corrections_refused or "its results are not corrected here"
         d.refused = f"result.correct: {game.name}: {why}"
         return
     seq = a.get("seq")

@@ -3,7 +3,8 @@
 It is a client of the table like a dealer's button: it submits the same
 commands (``betting.open``, ``betting.close``, ``shoe.new``) with the actor
 ``croupier``, so its actions are journaled and refused for the same reasons
-a person's would be. Enabled by the house rule ``betting_seconds``.
+a person's would be. Enabled by the house rule ``betting_seconds``. What settles a game
+is the game's describer's (its ``results`` and ``voids``): the croupier names no game.
 """
 
 from __future__ import annotations
@@ -15,18 +16,36 @@ from typing import Any
 import structlog
 
 from daemon.events import Event
+from daemon.games.describe import Describer
 from daemon.listeners import follows
 from daemon.table import Command, Input, TableState
 
 log = structlog.get_logger("croupier")
 
 
-#: what settles a game (or ends the burn): betting opens again after the settle time
-SETTLED = ("hand.result", "hand.void", "shoe.burn", "dice.result", "round.result", "round.void")
+#: what ends the burn of a new shoe: betting opens after the settle time, as after a result
+BURNED = "shoe.burn"
+#: the shoe's and betting's events it follows beside the game's results and voids
+FOLLOWED = (
+    "shoe.started",
+    "betting.opened",
+    "betting.closed",
+    BURNED,
+    "hand.demo",
+    "shoe.ended",
+    "shoe.void",
+    "shuffle.completed",
+)
 
 
 class Croupier:
-    def __init__(self, rules: Any, submit: Callable[[Input], object]) -> None:
+    def __init__(
+        self, rules: Any, submit: Callable[[Input], object], describe: Describer
+    ) -> None:
+        #: what settles a game (or ends the burn): betting opens again after the settle time
+        self.settled = describe.results | describe.voids | {BURNED}
+        #: the event types :meth:`on_events` follows here: its own and the game's settling
+        self.followed = self.on_events.follows | self.settled
         self.betting = float(rules.betting_seconds)
         self.settle = float(getattr(rules, "settle_seconds", 3.0))
         self.new_shoe = bool(getattr(rules, "auto_new_shoe", False))
@@ -50,16 +69,7 @@ class Croupier:
         elif phase in ("no-shoe", "shoe-ended") and self.new_shoe:
             self._later(self.settle, "shoe.new")
 
-    @follows(
-        "shoe.started",
-        "betting.opened",
-        "betting.closed",
-        *SETTLED,
-        "hand.demo",
-        "shoe.ended",
-        "shoe.void",
-        "shuffle.completed",
-    )
+    @follows(*FOLLOWED)
     def on_events(self, events: Sequence[Event]) -> None:
         for ev in events:
             t = ev.type
@@ -70,7 +80,7 @@ class Croupier:
             elif t == "betting.closed":
                 self._cancel()
             elif (
-                t in SETTLED
+                t in self.settled
                 or (t == "hand.demo" and ev.data.get("hand", 0) >= self.demo_hands)
                 or (t == "shoe.started" and ev.data.get("burn") == "none" and not self.demo_hands)
             ):

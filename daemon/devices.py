@@ -292,12 +292,18 @@ class DeviceSet:
         summary: Callable[[], Mapping[str, Any]] | None,
         listen: Callable[[Callable[[Sequence[Any]], None]], None],
         *,
+        acknowledged: frozenset[str] = frozenset(),
         mono: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
         from daemon.transports import Wiring
 
         self.runners: dict[str, DeviceRunner] = {}
+        #: the game's events a device must hear when they carry ``acknowledge`` (a void
+        #: a wheel is told: ``Game.acknowledged``)
+        self.acknowledged = acknowledged
+        #: what :meth:`on_events` follows here: its own types and the game's acknowledged
+        self.followed = self.on_events.follows | acknowledged
         self._tasks: list[asyncio.Task[Any]] = []
         self._closers: list[Callable[[], None]] = []
         self._submit = submit
@@ -347,34 +353,27 @@ class DeviceSet:
         """Why ``command`` cannot go to ``device``'s wire, or None: a driver with a binary
         protocol says which it can encode, so the rest is refused before it is journaled."""
         runner = self.runners.get(device)
-        encode = None if runner is None else getattr(runner.driver, "encode_command", None)
-        if encode is not None:
+        if runner is not None:
             try:
-                encode(command)
+                runner.driver.encode_command(command)
             except ValueError as e:
                 return f"{device}: {e}"
         return None
 
-    @follows("device.command", "spin.void")
+    @follows("device.command")
     def on_events(self, events: Sequence[Any]) -> None:
-        """Committed decisions that a device must hear: technicians' commands, void acknowledgements."""
+        """Committed decisions that a device must hear: technicians' commands, void
+        acknowledgements (added with :attr:`followed`)."""
         for ev in events:
             d = ev.data
             runner = self.runners.get(d.get("device", ""))
             if runner is None:
                 continue
             if ev.type == "device.command":
-                encode = getattr(runner.driver, "encode_command", None)
-                text = d["command"]
-                data = (
-                    encode(text)
-                    if encode is not None
-                    else text.encode("ascii", "replace") + b"\r\n"
-                )
-                if not runner.send(data):
+                if not runner.send(runner.driver.encode_command(d["command"])):
                     runner.log.warning("device command not sent: device not connected")
-            elif ev.type == "spin.void" and d.get("acknowledge"):
-                ack = getattr(runner.driver, "void_acknowledgement", lambda: None)()
+            elif ev.type in self.acknowledged and d.get("acknowledge"):
+                ack = runner.driver.void_acknowledgement()
                 if ack:
                     runner.send(ack)
 

@@ -59,10 +59,9 @@ class Replayer:
         noise: dict[str, NoiseRule | None] | None = None,
     ) -> None:
         self.table = table
-        if getattr(table.game, "salt_key", None) is not None:
-            # A game that seals a secret (the blackjack hole card) salts its commitment from
-            # this key: random in the daemon, fixed here so an offline replay is reproducible.
-            table.game.salt_key = REPLAY_SALT_KEY  # type: ignore[attr-defined]
+        # A game that seals a secret (a hole card) salts its commitment from this key
+        # (``Game.salt_key``): random in the daemon, fixed here so a replay is reproducible.
+        table.game.salt_key = REPLAY_SALT_KEY  # type: ignore[misc]
         self.drivers = drivers
         self.protocols = {n: d.protocol() for n, d in drivers.items()}
         # the daemon's line-noise verdicts, made the same way (``drivers/noise.py``)
@@ -99,7 +98,8 @@ class Replayer:
         drv_cls = driver_class(drv_name)
         opts = {k[8:]: _value(v) for k, v in h.items() if k.startswith("options.")}
         rules = {k[5:]: _value(v) for k, v in h.items() if k.startswith("game.")}
-        game_name = h.get("game") or getattr(drv_cls, "default_game", None)
+        # the capture names its game: a driver names none (``docs/architecture.md``)
+        game_name = h.get("game")
         game_cls = game_class(game_name) if game_name else None
         if game_cls is None:
             raise CaptureError(f"{cap.path}: unknown or missing `# game:` header ({game_name!r})")

@@ -140,9 +140,12 @@ FACTORIES: dict[tuple[str, bool], Factory] = {
     ("gpio", True): gpio_panel,
 }
 
-#: the method a driver of a kind has besides :class:`~drivers.base.Driver`'s own
-#: (:class:`~drivers.base.UsbDriver`, :class:`~drivers.base.GpioDriver`)
-NEEDS: dict[str, str] = {"usb": "usb_transport", "gpio": "panel"}
+#: the protocol a driver of a kind meets besides :class:`~drivers.base.Driver`'s own, and
+#: its method (:class:`~drivers.base.UsbDriver`, :class:`~drivers.base.GpioDriver`)
+NEEDS: dict[str, tuple[type, str]] = {
+    "usb": (UsbDriver, "usb_transport"),
+    "gpio": (GpioDriver, "panel"),
+}
 
 #: every kind a driver may name (``drivers.base.TransportKind``)
 KINDS: tuple[str, ...] = get_args(TransportKind)
@@ -161,8 +164,9 @@ def transport_problem(driver: type[Driver] | Driver, port: str) -> str | None:
     if (kind, port == "sim") not in FACTORIES:
         return f"driver {driver.name!r}: tabled has no simulated {kind} transport"
     needs = NEEDS.get(kind)
-    if needs is not None and not callable(getattr(driver, needs, None)):
-        return f"driver {driver.name!r} uses transport {kind!r} but has no {needs}()"
+    cls = driver if isinstance(driver, type) else type(driver)
+    if needs is not None and not issubclass(cls, needs[0]):
+        return f"driver {driver.name!r} uses transport {kind!r} but has no {needs[1]}()"
     return None
 
 

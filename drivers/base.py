@@ -75,6 +75,11 @@ class Driver(abc.ABC):
     #: a technician's commands by name (``tablectl device NAME --list``, as ``upscmd -l``):
     #: name → (the command text sent, journaled as ``device.command``; what it does)
     named_commands: ClassVar[Mapping[str, tuple[str, str]]] = {}
+    #: the named command that shakes the dice (``tablectl device shake``); None: no shaker
+    shake_command: ClassVar[str | None] = None
+    #: the typed ``[devices.sim]`` of a driver that simulates itself (the GPIO panel), for
+    #: one ``drivers/sim/`` does not list; None: ``drivers.sim.options_type`` says
+    Sim: ClassVar[type[msgspec.Struct] | None] = None
 
     def __init__(self, options: msgspec.Struct) -> None:
         self.options = options
@@ -94,6 +99,23 @@ class Driver(abc.ABC):
 
     def poll(self) -> tuple[float, bytes] | None:
         """``(interval, command)`` for devices that must be polled, else None."""
+        return None
+
+    def encode_command(self, text: str) -> bytes:
+        """A technician's command (``device.command``) as the wire takes it: by default the
+        text and CR LF. A binary protocol raises ValueError naming what it cannot encode,
+        so the daemon refuses it before it is journaled."""
+        return text.encode("ascii", "replace") + b"\r\n"
+
+    def void_acknowledgement(self) -> bytes | None:
+        """What the device must hear after the table voided what it reported (an event of
+        the game's ``acknowledged`` types carrying ``acknowledge``); None: nothing."""
+        return None
+
+    def lacks(self, capability: str) -> str | None:
+        """Why this device, with these options, cannot inform ``capability`` (a house rule
+        the game ``needs`` it for, ``drivers.readings.BALL_REVOLUTIONS``), or None: it can,
+        or it is no device that would (the config check refuses the rule's key then)."""
         return None
 
     def simulator(self, options: dict[str, Any]) -> Any:

@@ -287,7 +287,8 @@ def _status(f: Frame) -> Reading:
     if state is None:
         raise _Bad(f"unknown state {f.data[0]}")
     text = state + (f": {f.data[1]} {_fault_text(f.data[1])}" if len(f.data) > 1 else "")
-    return DeviceReply(frame=f.raw, command="status", text=text)
+    # a poll's answer: health, not journaled (``DeviceReply.quiet``)
+    return DeviceReply(frame=f.raw, command="status", text=text, quiet=True)
 
 
 def _self_test(f: Frame) -> Reading:
@@ -344,7 +345,6 @@ class DiceRefProtocol(Protocol):
 
 class DiceRefDriver(Driver):
     name = "dice-ref"
-    default_game = "sicbo"
     transport = "serial"
     Options = DiceRefOptions
     serial_defaults = SerialDefaults(baudrate=9600)  # 8N1 [ours]

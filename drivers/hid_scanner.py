@@ -221,7 +221,6 @@ class HidKeyboardProtocol(Protocol):
 
 class HidScannerDriver(Driver):
     name = "hid-scanner"
-    default_game = "baccarat"
     transport = "usb"
     Options = HidScannerOptions
     maturity = "experimental"

@@ -90,6 +90,9 @@ class DeviceReply(Reading, frozen=True, kw_only=True):
 
     command: str
     text: str
+    #: a periodic status answer (a poll's, the level a wheel states at connect): health,
+    #: not a technician's session, so the table does not journal it as ``device.reply``
+    quiet: bool = False
 
 
 # --- roulette wheels ------------------------------------------------------------
@@ -115,6 +118,11 @@ class WheelStatus(Reading, frozen=True, kw_only=True):
     ball_period: float | None = None  # seconds per revolution
     pocket: int | None = None
     extended_flags: int | None = None
+
+
+#: the capability of reporting :attr:`WheelStatus.ball_revolutions`: what a game's house
+#: rule ``needs`` and a driver's ``lacks`` name (``drivers.base.Driver.lacks``)
+BALL_REVOLUTIONS = "ball revolutions"
 
 
 #: how 00 of a double-zero wheel is carried in a :class:`WinningNumber` (and a status's

@@ -94,7 +94,6 @@ def line_reading(frame: bytes, o: CardCodeOptions) -> Reading:
 
 class ShoeLineDriver(Driver):
     name = "shoe-line"
-    default_game = "baccarat"
     transport = "serial"
     Options = ShoeLineOptions
     maturity = "stable"

@@ -127,7 +127,8 @@ def _status(f: list[str], frame: bytes) -> Reading:
     if f[0] not in STATES:
         raise _Bad(f"unknown status {f[0]!r}")
     text = f[0].lower() + (f": {f[1]}" if len(f) > 1 and f[1] else "")
-    return DeviceReply(frame=frame, command="status", text=text)
+    # a poll's answer: health, not journaled (``DeviceReply.quiet``)
+    return DeviceReply(frame=frame, command="status", text=text, quiet=True)
 
 
 def _self_test(f: list[str], frame: bytes) -> Reading:

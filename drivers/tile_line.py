@@ -88,7 +88,6 @@ class TileLineProtocol(Protocol):
 
 class TileLineDriver(Driver):
     name = "tile-line"
-    default_game = "paigow"
     transport = "serial"
     Options = TileLineOptions
 

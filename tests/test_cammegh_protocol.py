@@ -878,7 +878,7 @@ def test_mercury_x_command_returns_the_level():
     p.sent(b"*X\r\n", 0.0)
     out = feed(p, b"*X;2;001;  ;0;000;0\r\n*X 2\r\n", 0.1)
     assert isinstance(out[0], WheelStatus)
-    assert out[1] == DeviceReply(frame=b"*X 2", command="*X", text="2")
+    assert out[1] == DeviceReply(frame=b"*X 2", command="*X", text="2", quiet=True)
     assert isinstance(one(M360Protocol("advanced"), b"*X 2\r\n"), Malformed)
 
 

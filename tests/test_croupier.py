@@ -5,13 +5,15 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from daemon.croupier import Croupier
-from daemon.games.baccarat.table import BaccaratRules
+from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.table import TableState
 
 
 def croupier(**rules) -> tuple[Croupier, list[tuple[float, str]]]:
     c = Croupier(
-        BaccaratRules(betting_seconds=4.0, settle_seconds=1.5, **rules), submit=lambda _: None
+        BaccaratRules(betting_seconds=4.0, settle_seconds=1.5, **rules),
+        submit=lambda _: None,
+        describe=BaccaratTable.describe,
     )
     planned: list[tuple[float, str]] = []
     c._later = lambda delay, name: planned.append((delay, name))  # type: ignore[method-assign]

@@ -135,7 +135,7 @@ def test_a_cut_card_between_hands_belongs_to_the_next_hand(rule, during, last):
 def test_a_shoe_with_nothing_to_burn_gets_its_first_betting(burn):
     h = Harness(start_burn=burn, betting_seconds=4.0, settle_seconds=1.5)
     planned: list[tuple[float, str]] = []
-    c = Croupier(h.table.game.rules, submit=lambda _: None)
+    c = Croupier(h.table.game.rules, submit=lambda _: None, describe=h.table.game.describe)
     c._later = lambda delay, name: planned.append((delay, name))  # type: ignore[method-assign]
     evs = h.cmd("shoe.new")
     c.on_events([SimpleNamespace(type=t, data=d) for t, d in evs])

@@ -59,10 +59,10 @@ FRAMES: list[tuple[bytes, Reading]] = [
             text="Acme RS-1 firmware 2.4.1 serial 000123",
         ),
     ),
-    (command("Q", "READY"), DeviceReply(frame=b"Q;READY", command="status", text="ready")),
+    (command("Q", "READY"), DeviceReply(frame=b"Q;READY", command="status", text="ready", quiet=True)),
     (
         command("Q", "FAULT", "motor"),
-        DeviceReply(frame=b"Q;FAULT;motor", command="status", text="fault: motor"),
+        DeviceReply(frame=b"Q;FAULT;motor", command="status", text="fault: motor", quiet=True),
     ),
     (command("T", "PASS"), DeviceReply(frame=b"T;PASS", command="self-test", text="pass")),
     (

@@ -65,7 +65,7 @@ def cmd_device(a: argparse.Namespace) -> int:
         shakers = [
             d.name
             for d in s.config.devices
-            if getattr(driver_class(d.driver), "shake_command", None) is not None
+            if driver_class(d.driver).shake_command is not None
         ]
         if len(shakers) != 1:
             print(
@@ -112,7 +112,7 @@ def _named_commands(a: argparse.Namespace) -> dict[str, tuple[str, str]] | None:
         return {}
     for d in s.config.devices:
         if d.name == a.device:
-            return dict(getattr(driver_class(d.driver), "named_commands", {}))
+            return dict(driver_class(d.driver).named_commands)
     names = ", ".join(d.name for d in s.config.devices)
     print(f"tablectl device: this table has no device {a.device!r} ({names})", file=sys.stderr)
     return None

@@ -100,7 +100,7 @@ def _only_secret_game() -> tuple[str | None, Any]:
     """The one installed game that journals secret rows and its check, else (None, None)."""
     from daemon import games
 
-    found = [(n, c) for n, g in games.games().items() if (c := getattr(g, "check_secrets", None))]
+    found = [(n, c) for n, g in games.games().items() if (c := g.check_secrets) is not None]
     return found[0] if len(found) == 1 else (None, None)
 
 
@@ -148,7 +148,7 @@ def _secret_check(a: argparse.Namespace) -> tuple[str | None, Any]:
             if not getattr(a, "journal", None):
                 raise
             return None, None
-    check = getattr(_game(a, name), "check_secrets", None)
+    check = _game(a, name).check_secrets
     if check is None and not getattr(a, "journal", None):
         from daemon.journal import no_secrets  # the config's own journal: as its start holds it
 

@@ -5,7 +5,8 @@ class is named in an entry point of the ``tabled.games`` group, the way drivers 
 found through ``tabled.drivers``; adding a game needs no edit here or anywhere else
 outside its folder (``docs/architecture.md``, "add a game"). A third party's game names
 its own event types in its class's ``events`` (type → ``tabled_client.events.Data``
-Struct); they are registered here, when the game is loaded.
+Struct); they are registered here, when the game is loaded. The optional members a game
+leaves out get their defaults here (``daemon.game.complete``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from tabled_client.events import register
 from drivers.plugins import EntryPoint, entry_points
 
 if TYPE_CHECKING:
-    from daemon.table import Game
+    from daemon.game import Game
 
 GROUP = "tabled.games"
-#: what every game class must have (:class:`daemon.table.Game`)
+#: what every game class must have (:class:`daemon.game.Game`)
 REQUIRED = ("name", "Rules", "State", "commands", "describe", "initial", "decide", "apply")
 
 
@@ -43,7 +44,10 @@ def _load(ep: EntryPoint) -> type[Game]:
         )
     if cls.name != ep.name:
         raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
-    own = getattr(cls, "events", None)
+    from daemon.game import complete
+
+    cls = complete(cls)  # what it leaves out of the optional members has its default
+    own = cls.events
     if own:  # a third party's game: its event types, checked like tabled's own
         try:
             register(own)

@@ -42,6 +42,8 @@ def forms(game_commands: dict[str, dict[str, CommandSpec]]) -> dict[str, dict[st
     verbs: dict[str, dict[str, Form]] = {}
     for game, commands in sorted(game_commands.items()):
         for name, sp in commands.items():
+            if sp.tool:  # sent by a tablectl tool of its own (``wheel reconcile``)
+                continue
             words = sp.cli_words(name)
             if not 1 <= len(words) <= 2:
                 raise GameCommandError(f"{game}: {name}: tablectl words are one or two: {words}")

@@ -97,7 +97,7 @@ def _journal(sub: Any) -> None:
     v.add_argument("journal", nargs="?", help="journal file (default: the config's)")
     v.add_argument(
         "--game",
-        help="the journal's game, whose secret rows (the blackjack hole card) are opened "
+        help="the journal's game, whose secret rows (a hole card dealt face down) are opened "
         "against their commitments (default: the config's)",
     )
     v.set_defaults(func=_impl("daemon.ctl.journal:cmd_verify"))
@@ -336,7 +336,7 @@ def _device(sub: Any) -> None:
     dv.add_argument("--wait", type=float, default=3.0, help="seconds to wait for the replies")
     dv.set_defaults(func=_impl("daemon.ctl.device:cmd_device"))
 
-    wh = sub.add_parser("wheel", help="roulette wheel diagnostics (technician)")
+    wh = sub.add_parser("wheel", help="a wheel's diagnostics (technician)")
     wh.add_argument("action", choices=["version", "selftest", "settings", "log", "reconcile"])
     wh.add_argument(
         "args", nargs="*", help="settings: parameter letters; log, reconcile: page numbers"

@@ -13,6 +13,7 @@ from drivers.cammegh.facts import Level
 from drivers.cammegh.frames import Bad, pocket_number
 from drivers.cammegh.protocol import CammeghProtocol
 from drivers.readings import (
+    BALL_REVOLUTIONS,
     GameEvent,
     Reading,
     Unknown,
@@ -71,7 +72,6 @@ class M360Driver(Driver):
     """Cammegh Mercury 360 / Mercury II manual wheel with in-rim reader, 9600 8N1 [int]."""
 
     name = "cammegh-m360"
-    default_game = "roulette"
     transport = "serial"
     Options = M360Options
     serial_defaults = SerialDefaults(baudrate=9600, bytesize=8, parity="N", stopbits=1)
@@ -89,9 +89,12 @@ class M360Driver(Driver):
         """Ask the level (``*X`` on a Mercury 360 [int]) so a mismatch shows in the trace."""
         return [b"*X\r\n"]
 
-    def reports_ball_revolutions(self) -> str | None:
+    def lacks(self, capability: str) -> str | None:
         """Only the extended level's frames carry the ball's revolutions [int]."""
         assert isinstance(self.options, M360Options)
-        if self.options.level == "extended":
+        if capability != BALL_REVOLUTIONS or self.options.level == "extended":
             return None
-        return f'reports ball revolutions only at the extended level (it is set to "{self.options.level}")'
+        return (
+            "reports ball revolutions only at the extended level "
+            f'(it is set to "{self.options.level}")'
+        )

@@ -108,5 +108,7 @@ class CammeghProtocol(Protocol):
 
     def _matched(self, letter: str, text: str, frame: bytes, now: float) -> DeviceReply:
         asked = self._asked.take(letter, text, now)
-        # An unmatched reply is kept, named "?<letter>" [ours].
-        return DeviceReply(frame=frame, command=asked or f"?{letter}", text=text)
+        # An unmatched reply is kept, named "?<letter>" [ours]. The answer to ``*X`` (the
+        # level a Mercury 360 states at connect) is health, not journaled [ours].
+        command = asked or f"?{letter}"
+        return DeviceReply(frame=frame, command=command, text=text, quiet=command == "*X")

@@ -13,6 +13,7 @@ from drivers.cammegh.facts import LOG_PAGE_BYTES, log_page_checksum
 from drivers.cammegh.frames import DIGITS, HEX, Bad, fault_reading
 from drivers.cammegh.protocol import CammeghProtocol
 from drivers.readings import (
+    BALL_REVOLUTIONS,
     DeviceReply,
     Reading,
     Unknown,
@@ -136,7 +137,6 @@ class SS2Driver(Driver):
 
     name = "cammegh-ss2"
     named_commands = SS2_COMMANDS
-    default_game = "roulette"
     transport = "serial"
     Options = SS2Options
     serial_defaults = SerialDefaults(baudrate=9600, bytesize=8, parity="N", stopbits=1)
@@ -172,11 +172,16 @@ class SS2Driver(Driver):
         assert isinstance(o, SS2Options)
         return (o.poll_interval, poll()) if o.status_mode == "poll" else None
 
-    def reports_ball_revolutions(self) -> str | None:
-        """Why this wheel cannot inform ``min_ball_revolutions`` (None: it can)."""
+    def lacks(self, capability: str) -> str | None:
+        """Why this wheel cannot inform ``capability`` (None: it can, or it is not asked)."""
+        if capability != BALL_REVOLUTIONS:
+            return None
         # vendor SS2 protocol: the status frame is state;spin;win;flags;speed;dir, and no
         # command reads the ball's revolutions (docs/protocols/cammegh.md)
-        return "does not report ball revolutions (the SS2 status frame has no such field)"
+        return (
+            "does not report ball revolutions (the SS2 status frame has no such field; "
+            "a Mercury 360 at the extended level does)"
+        )
 
     def void_acknowledgement(self) -> bytes | None:
         """``*R`` to send after the table voided a miss-spin, if this table acknowledges voids."""

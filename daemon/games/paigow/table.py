@@ -44,6 +44,7 @@ from daemon.table import (
     CommandSpec,
     Decision,
     DeviceReading,
+    GameDefaults,
     Input,
     TableState,
     spec,
@@ -54,7 +55,7 @@ from drivers.tile_readings import TileDrawn, TileUnreadable
 __all__ = ["PaiGowRules", "PaiGowTable"]
 
 
-class PaiGowTable(PaiGowTiles, PaiGowDice, PaiGowCorrections):
+class PaiGowTable(PaiGowTiles, PaiGowDice, PaiGowCorrections, GameDefaults):
     """A Mahjong Pai Gow table: a banker and five player positions (seed 002, 麻雀排九)."""
 
     name: ClassVar[str] = "paigow"

@@ -38,6 +38,8 @@ from daemon.games.describe import Describer
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.correct import RouletteCorrections
 from daemon.games.roulette.describe import RouletteDescriber
+from daemon.games.roulette.reconcile import COMMAND as RECONCILE
+from daemon.games.roulette.reconcile import reconciled
 from daemon.games.roulette.round import RouletteRound
 from daemon.games.roulette.state import (
     IN_PLAY,
@@ -56,15 +58,22 @@ from daemon.table import (
     Decision,
     DeviceHealth,
     DeviceReading,
+    GameDefaults,
     Input,
     TableState,
     spec,
 )
 from drivers.cammegh import M360_STATES, SS2_STATES, flag_names
-from drivers.readings import GameEvent, WheelFault, WheelStatus, WinningNumber
+from drivers.readings import (
+    BALL_REVOLUTIONS,
+    GameEvent,
+    WheelFault,
+    WheelStatus,
+    WinningNumber,
+)
 
 
-class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
+class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections, GameDefaults):
     """Roulette on a wheel that reports its own state machine (Cammegh SS2, Mercury 360)."""
 
     name: ClassVar[str] = "roulette"
@@ -79,6 +88,14 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
             words=("void", "spin"),
             args=(REASON,),
         ),
+        **RECONCILE,
+    }
+    #: a void with ``acknowledge`` is told to the wheel (an SS2's ``*R``, when configured)
+    acknowledged: ClassVar[frozenset[str]] = frozenset({"spin.void"})
+    #: these house rules need a wheel that reports the ball's revolutions
+    needs: ClassVar[dict[str, str]] = {
+        "min_ball_revolutions": BALL_REVOLUTIONS,
+        "max_ball_revolutions": BALL_REVOLUTIONS,
     }
 
     def __init__(self, rules: RouletteRules) -> None:
@@ -123,6 +140,8 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
                 self._system_failure(t, d, f"wheel {inp.health}: {inp.reason}")
         elif isinstance(inp, Command) and inp.name == "spin.void":
             self._void_command(t, inp, d)
+        elif isinstance(inp, Command) and inp.name == "wheel.reconcile":
+            reconciled(t, inp, d)
 
     def on_restart(self, t: TableState, d: Decision) -> None:
         """seed 003 IV §2.1.6: when the house says so, a restart voids the spin in play."""

@@ -40,6 +40,7 @@ from daemon.table import (
     CommandSpec,
     Decision,
     DeviceReading,
+    GameDefaults,
     Input,
     TableState,
     spec,
@@ -49,7 +50,7 @@ from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFa
 __all__ = ["SicBoGame", "SicBoRules"]
 
 
-class SicBoGame(SicBoShaker, SicBoCorrections):
+class SicBoGame(SicBoShaker, SicBoCorrections, GameDefaults):
     """A Sic Bo table with an automatic shaker (seed 002, 骰寳)."""
 
     name: ClassVar[str] = "sicbo"

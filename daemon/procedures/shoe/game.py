@@ -24,6 +24,7 @@ from daemon.table import (
     Decision,
     DeviceHealth,
     DeviceReading,
+    GameDefaults,
     Input,
     TableState,
 )
@@ -37,7 +38,9 @@ from drivers.readings import (
 )
 
 
-class ShoeGame(ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors, ShoeCorrections):
+class ShoeGame(
+    ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors, ShoeCorrections, GameDefaults
+):
     """A card game dealt from a shoe: the table's game for Baccarat and Dragon Tiger."""
 
     name: ClassVar[str]
