@@ -244,6 +244,24 @@ def test_config_sections_are_found():
     assert "shoe-line" in titles
 
 
+def test_every_driver_has_its_protocol_page():
+    """Each installed driver is named in a page of ``docs/protocols/`` (one page may serve a
+    vendor's drivers: ``cammegh.md``); ``sources.md`` lists sources, it is no driver's page."""
+    from drivers.base import load_drivers
+
+    pages = [
+        p for p in sorted((ROOT / "docs" / "protocols").glob("*.md")) if p.name != "sources.md"
+    ]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages)
+    missing = [d for d in sorted(load_drivers()) if f"`{d}`" not in text]
+    assert not missing, f"drivers no page of docs/protocols/ names: {', '.join(missing)}"
+    row = next(
+        x for x in CONFIG_MD.read_text(encoding="utf-8").splitlines() if x.startswith("| `driver` ")
+    )
+    unlisted = [d for d in sorted(load_drivers()) if f"`{d}`" not in row]
+    assert not unlisted, f"docs/config.md's devices driver row does not name {', '.join(unlisted)}"
+
+
 @pytest.mark.parametrize(
     ("title", "struct"),
     [pytest.param(t, s, id=f"{t}:{s.__name__}") for t, s in config_sections()],
