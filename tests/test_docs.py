@@ -56,13 +56,13 @@ def emitted_types() -> dict[str, set[str]]:
 
 
 @functools.cache
-def _found() -> alarm_finder.Found:
+def found_alarms() -> alarm_finder.Found:
     return alarm_finder.find(ROOT)
 
 
 def alarm_kinds() -> dict[str, set[str]]:
     """Alarm kind → the places raising it, through any helper (``tests/alarm_finder.py``)."""
-    return _found().kinds
+    return found_alarms().kinds
 
 
 def capture_alarm_kinds() -> dict[str, set[str]]:
@@ -133,7 +133,7 @@ def test_alarm_kind_is_documented(kind, sources):
 def test_every_alarm_kind_is_read_from_the_code():
     """No call of ``raise_alarm`` or of a helper that raises gives a kind the finder cannot
     read; a kind computed at run time would escape the doc check."""
-    unresolved = _found().unresolved
+    unresolved = found_alarms().unresolved
     assert not unresolved, (
         "alarm kinds the doc check cannot read (give each as a string literal, a module "
         "constant or a local set from literals):\n" + "\n".join(unresolved)

@@ -6,7 +6,7 @@ Every procedure is documented there: each installed game is named, each of its c
 (however it is raised: ``tests/alarm_finder.py``) and every module of
 ``daemon/procedures/``. And every procedure, hook or name it gives exists: a dotted name is
 an event type, a command, a module's name (``rules.first_position``) or an event's field
-(``data.device``); a class is a class of the code and ``Class.member`` one of its members,
+(``data.device``: a word the code has); a class is a class of the code and ``Class.member`` one of its members,
 found through its bases (a procedure's public hooks); a call ``f()`` names a function of
 the code; any other name in a code span is a word the code has (an identifier or a string:
 a phase, a rule's value, a reason). File paths in code spans are checked by
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import alarm_finder
 import msgspec
-from test_docs import _found, emitted_types
+from test_docs import emitted_types, found_alarms
 
 ROOT = Path(__file__).resolve().parent.parent
 PROCEDURES_MD = ROOT / "docs" / "procedures.md"
@@ -156,19 +156,6 @@ def commands() -> dict[str, tuple[str, ...]]:
 
 
 @functools.cache
-def event_fields() -> frozenset[str]:
-    """Every field of every event type's data."""
-    from tabled_client.events import EVENTS
-
-    out: set[str] = set()
-    for envelope in EVENTS.values():
-        for f in msgspec.structs.fields(envelope):
-            if f.name == "data" and isinstance(f.type, type) and issubclass(f.type, msgspec.Struct):
-                out.update(x.encode_name for x in msgspec.structs.fields(f.type))
-    return frozenset(out)
-
-
-@functools.cache
 def _types() -> frozenset[str]:
     return frozenset(emitted_types())
 
@@ -205,7 +192,7 @@ def unknown_names(text: str) -> list[str]:
                 name in types
                 or name in cmds
                 or (len(parts) == 2 and parts[1] in mods.get(parts[0], ()))
-                or (parts[0] == "data" and parts[-1] in event_fields())
+                or (parts[0] == "data" and parts[-1] in vocabulary())
             )
         else:
             ok = name in vocabulary()
@@ -287,7 +274,7 @@ def undocumented(text: str) -> dict[str, list[str]]:
 
 def procedure_alarm_kinds(found: alarm_finder.Found | None = None) -> set[str]:
     """The alarm kinds raised in ``daemon/procedures/`` or a game's folder."""
-    found = found or _found()
+    found = found or found_alarms()
     where = ("daemon/procedures/", "daemon/games/")
     return {k for k, places in found.kinds.items() if any(p.startswith(where) for p in places)}
 
