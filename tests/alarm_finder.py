@@ -17,8 +17,7 @@ A call is matched to the function it calls as Python would find it: ``self.m``/`
 through the caller's class and its bases, ``super().m`` past the caller's class, a bare
 name in its module or where it was imported from, ``module.f`` by the module imported;
 only when that finds nothing, every function of that name whose signature fits the call,
-the nearest first (same module, then same folder). So two games' private ``_pause`` with
-different signatures are not confused.
+the nearest first (same module, then same folder): two games' ``_pause`` are not confused.
 
 Anything else (a kind computed at run time) is *unresolved*: the test that uses this fails
 on it and names the line, so a new way of raising an alarm cannot hide its kind from the
@@ -356,12 +355,11 @@ def find(root: Path, packages: Iterable[str] = ("daemon",)) -> Found:
         (None, m, m.tree) for m in index.modules.values()
     ]
     bodies += [(f, f.module, f.node) for f in index.funcs]
-    bodies += [
-        (None, c.module, n)
+    bodies += [  # class bodies: calls outside any method
+        (None, m, n)
         for m in index.modules.values()
         for n in ast.walk(m.tree)
         if isinstance(n, ast.ClassDef)
-        for c in [_Class(n.name, m, [])]
     ]
     calls = [
         (fn, m, node, index.targets(node, fn, m))
