@@ -301,12 +301,19 @@ def test_every_procedure_is_documented():
 
 
 def test_the_procedure_check_can_fail():
+    """Each kind of name, taken out of the doc, is reported (beside whatever is already)."""
     text = _text()
-    assert undocumented(text.replace("`card-before-betting-closed`", "a card too early")) == {
-        "alarm kinds": ["card-before-betting-closed"]
-    }
-    assert "commands" in undocumented(
-        text.replace("`betting.open`", "").replace("betting open", "")
-    )
-    assert "house-rule keys" in undocumented(text.replace("`burn_between_hands`", "the burn"))
-    assert "procedure modules" in undocumented(text.replace("`daemon/procedures/round.py`", ""))
+    before = undocumented(text)
+
+    def added(changed: str) -> dict[str, list[str]]:
+        after = undocumented(changed)
+        return {k: sorted(set(v) - set(before.get(k, []))) for k, v in after.items()}
+
+    gone = added(text.replace("`card-before-betting-closed`", "a card too early"))
+    assert gone["alarm kinds"] == ["card-before-betting-closed"]
+    gone = added(text.replace("`betting.open`", "").replace("betting open", ""))
+    assert "baccarat: betting.open" in gone["commands"]
+    gone = added(text.replace("`burn_between_hands`", "the burn"))
+    assert gone["house-rule keys"] == ["burn_between_hands (baccarat, blackjack, dragon-tiger)"]
+    gone = added(text.replace("`daemon/procedures/round.py`", ""))
+    assert gone["procedure modules"] == ["daemon/procedures/round.py"]
