@@ -2,9 +2,10 @@
 
 A bug in one game's decide (or in the apply of what it decided) must cost that input
 only, never the table (issue 28 item 2; ``docs/reliability.md``, Commands: committed or
-refused, once). The pipeline catches the exception and commits what :func:`refused`
-decides instead: the input refused, and a ``decide-failed`` alarm (one for commands, one
-per device; each repeat counted on it). Pure, like the table's own decide.
+refused, once). The pipeline's batch (``daemon/decide_batch.py``) catches the exception
+and commits what :func:`fallback` decides instead: the input refused, and a
+``decide-failed`` alarm (one for commands, one per device; each repeat counted on it).
+Pure, like the table's own decide, but for its log line.
 """
 
 from __future__ import annotations
