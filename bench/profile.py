@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("daemon/control.py", "control socket"),
     ("daemon/pipeline.py", "pipeline (queue, writer hand-off)"),
     ("daemon/writer.py", "pipeline (queue, writer hand-off)"),
+    ("daemon/decide_batch.py", "pipeline (queue, writer hand-off)"),
 )
 #: library layers, used only when no frame of ours is on the stack
 LIBRARY: tuple[tuple[str, str], ...] = (

@@ -2,14 +2,47 @@
 
 A bug in one game's decide (or in the apply of what it decided) must cost that input
 only, never the table (issue 28 item 2; ``docs/reliability.md``, Commands: committed or
-refused, once). The pipeline catches the exception and commits what :func:`refused`
-decides instead: the input refused, and a ``decide-failed`` alarm (one for commands, one
-per device; each repeat counted on it). Pure, like the table's own decide.
+refused, once). The pipeline's batch (``daemon/decide_batch.py``) catches the exception
+and commits what :func:`fallback` decides instead: the input refused, and a
+``decide-failed`` alarm (one for commands, one per device; each repeat counted on it).
+Pure, like the table's own decide, but for its log line.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import structlog
+
 from daemon.table import Command, Decision, DeviceReading, Input, Table, TableState, raise_or_repeat
+
+log = structlog.get_logger("pipeline")
+
+
+def fallback(table: Table, state: TableState, inp: Input, e: Exception) -> tuple[Decision, Any]:
+    """The decision for an input whose decide raised, and the state it leaves: refused,
+    with its alarm (:func:`refused`); if that fails too, refused with nothing committed.
+
+    The log line names the input and where the bug is, not the text or the traceback:
+    they may quote a secret.
+    """
+    log.error(
+        "decide failed: the input is refused",
+        input=type(inp).__name__,
+        command=getattr(inp, "name", None),
+        device=getattr(inp, "device", None),
+        error=type(e).__name__,
+        where=where_raised(e),
+    )
+    try:
+        d = refused(table, state, inp, e)
+        after = state
+        for x in d.drafts:
+            after = table.apply(after, x.type, x.data)
+        return d, after
+    except Exception as again:  # the alarm itself fails: refused, nothing committed
+        log.error("decide failed, and its alarm too", error=type(again).__name__)
+        return Decision(refused=f"could not be decided ({type(e).__name__})"), state
 
 
 def refused(table: Table, t: TableState, inp: Input, e: Exception) -> Decision:

@@ -1,7 +1,8 @@
 """What the daemon checks of this PC at start, beyond the config file itself.
 
 A config can be well formed and still not start here: ``control.roles`` names unix
-groups this PC may not have, ``[security]`` key files that are missing or too open. The daemon, ``tablectl config check`` and ``tablectl
+groups this PC may not have, ``[security]`` key files that are missing or too open, another
+distribution installs one of tabled's import packages (``daemon/packages.py``). The daemon, ``tablectl config check`` and ``tablectl
 doctor`` all ask :func:`problems`, so what a technician checks is what the daemon
 refuses, and every missing group is named at once (issue 33: only the first was).
 """
@@ -13,6 +14,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from daemon import packages
 from daemon.config import Settings
 
 
@@ -46,6 +48,7 @@ def problems(settings: Settings, *, keys: bool = True) -> list[str]:
         )
     if keys and (why := key_problem(settings)) is not None:
         out.append(why)
+    out += packages.clashes()  # another distribution's `daemon` (docs/decisions.md)
     return out
 
 

@@ -1,30 +1,26 @@
-"""Inputs to committed, published events, in order, one writer.
+"""The commit loop: inputs to committed, published events, in order, one writer.
 
-Every input — a device reading, a health change, an operator command — is
-decided against the table state, the events of all inputs waiting at that
-moment are committed in one SQLite transaction (group commit: the fsync is
-shared, each input's events stay together and in order), and only then is
-the state advanced and the events published. A failed commit publishes
-nothing and advances nothing.
-
-The commit runs on the loop's own thread (``daemon/writer.py``, ``docs/decisions.md``
-Where the commit runs): one transaction at a time, published (``publishers``: the
-bus, the very bytes stored) the moment it returns. While it runs nothing else on
-the loop does, so inputs that arrive during an fsync wait in the kernel and the
-next batch takes them all: one transaction, one fsync. A commit that does not
-return blocks the loop; the writer's sentinel thread reports it and the
-watchdog's pings stop. A commit that fails is retried from the loop, which goes on
+Every input (a device reading, a health change, an operator command) is decided against
+the table state; the events of all inputs waiting at that moment are committed in one
+SQLite transaction (group commit: one fsync, each input's events together and in order);
+only then is the state advanced and are the events published. A failed commit publishes
+nothing and advances nothing; one that fails is retried from the loop, which goes on
 meanwhile (``asyncio.sleep``): the control socket and the heartbeat say so.
 
-Why long: recovery and the decide/commit/publish loop share the state, the queue and
-the failure handling (retry, stop, ``journal.recovered``) that make "commit before
-publish, nothing lost" hold; split, each would reach into the other's internals.
+The commit runs on the loop's own thread (``docs/decisions.md``, Where the commit runs),
+one transaction at a time, published (``publishers``: the bus, the very bytes stored) the
+moment it returns; inputs that arrive during an fsync wait in the kernel and the next
+batch takes them all. A commit that does not return blocks the loop; the writer's
+sentinel thread reports it and the watchdog's pings stop.
+
+Its neighbours do the other jobs: :mod:`daemon.recovery` rebuilds the state from the
+journal before the loop takes any input, :mod:`daemon.decide_batch` decides a batch
+(pure), :mod:`daemon.writer` commits and publishes it, :mod:`daemon.clock` keeps time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -34,71 +30,17 @@ from typing import Any
 import msgspec
 import structlog
 
-from daemon import decide_failure
-from daemon.events import GENESIS, Event, decode, utc_text
-from daemon.journal import (
-    Batch,
-    Journal,
-    JournalError,
-    damaged,
-    read_for_state,
-    read_with_secrets,
-    verify_chain,
-)
+from daemon import decide_batch, recovery
+from daemon.clock import Clock
+from daemon.decide_batch import Decided, Item, Mark, mono_of
+from daemon.events import Event, utc_text
+from daemon.journal import Batch, Journal, JournalError
 from daemon.table import Decision, Input, Table, TableState
-from daemon.writer import Publisher, Sentinel, Writer
+from daemon.writer import PipelineFailed, Publisher, Sentinel, Writer, retryable
 
 log = structlog.get_logger("pipeline")
 
 Listener = Callable[[Sequence[Event]], None]
-
-
-def boot_id() -> str | None:
-    """This boot's id (Linux): which monotonic clock a saved ``mono`` was read on."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
-
-
-@dataclass(slots=True)
-class Clock:
-    """Injected time: wall clock for event times, monotonic for readings and deadlines.
-
-    ``boot`` names the monotonic clock: it restarts at every boot, so a monotonic time
-    saved in the state means something only on the boot that took it.
-    """
-
-    wall: Callable[[], float] = time.time
-    mono: Callable[[], float] = time.monotonic
-    boot: Callable[[], str | None] = boot_id
-
-
-class _Mark:
-    """Not an input: a place in the queue whose state someone wants."""
-
-
-@dataclass(slots=True)
-class _Item:
-    inp: Input | _Mark
-    future: asyncio.Future[Decision] | None
-    mono: float | None
-    mark: asyncio.Future[TableState] | None = None
-
-
-@dataclass(slots=True)
-class _Decided:
-    """Inputs decided in order from one state, not yet committed, nothing told yet."""
-
-    items: list[_Item]
-    decided: list[tuple[Decision, _Item | None]]
-    draft_lists: list[list[Any]]
-    #: the state once these are committed
-    tentative: TableState
-    #: where someone asked for the state, and the state there
-    marks: list[tuple[asyncio.Future[TableState], TableState]]
-    refused: int
 
 
 @dataclass(slots=True)
@@ -119,17 +61,6 @@ class Stats:
     #: inputs whose decide raised: refused, each with a decide-failed alarm
     decide_failures: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-class PipelineFailed(JournalError):
-    """The writer cannot go on; the daemon must stop (``docs/reliability.md``)."""
-
-
-def retryable(e: BaseException) -> bool:
-    """A disk that refuses a write now may take it later; nothing else gets better by retrying."""
-    if isinstance(e, sqlite3.IntegrityError):
-        return False
-    return isinstance(e, OSError | sqlite3.OperationalError)
 
 
 class Pipeline:
@@ -159,7 +90,7 @@ class Pipeline:
         #: called with each input as it is queued, in queue order (the trace tap)
         self.taps: list[Callable[[Input], None]] = []
         self.stats = Stats()
-        self._inbox: deque[_Item] = deque()
+        self._inbox: deque[Item] = deque()
         self._wake = asyncio.Event()
         #: the run loop is running / has nothing in flight and takes nothing more (closed)
         self._running = False
@@ -176,101 +107,17 @@ class Pipeline:
         #: the journal's last event was not ``daemon.stopped``: the last run ended badly
         self.crashed = False
 
-    # -- recovery ---------------------------------------------------------------------
+    # -- recovery (daemon/recovery.py) -------------------------------------------------
 
     def recover(self, progress: Callable[[int], None] | None = None) -> None:
-        """Rebuild the state from the journal: newest proven snapshot, then the events after it.
-
-        The chain is walked first unless the journal's seal shows the file is exactly
-        the one a clean stop left (``daemon/seal.py``): from seq 1, or, with the table's
-        checkpoint key, from the newest stored proof the key verifies when the snapshot
-        used is at or after it (``daemon/proofs.py``). A broken chain, a proof the chain
-        contradicts, a snapshot the chain contradicts or an unreadable row stops the
-        start (appending would hide the damage).
-        """
-        j = self.journal
-        try:
-            snap: tuple[int, str, bytes] | None = None
-            walked_from = 0
-            if j.sealed is None:
-                start, prev = 1, GENESIS
-                anchor = j.anchor()
-                if anchor is not None:
-                    snap = j.latest_snapshot(self.table.state_version)
-                    if snap is not None and snap[0] >= anchor.seq:
-                        start, prev = anchor.seq, anchor.prev
-                walked_from = self._walk(start, prev, progress)
-            if snap is None:
-                snap = j.latest_snapshot(self.table.state_version)
-            start = 1
-            if snap is not None:
-                seq, _, raw = snap
-                try:
-                    # the snapshot's row says where it stands (one older than the counter: 0)
-                    state = self.table.decode_state(raw)
-                    self.state = msgspec.structs.replace(state, seq=seq)
-                    start = seq + 1
-                    self.stats.recovered_from_snapshot = seq
-                except Exception as e:  # proven but unreadable by this build: replay it all
-                    log.warning(
-                        "snapshot unreadable, replaying the whole journal", seq=seq, error=str(e)
-                    )
-                    self.state = self.table.initial()
-                    if walked_from > 1:  # the events before the proof are applied: prove them
-                        self._walk(1, GENESIS, progress)
-            n = 0
-            for type_, data in read_for_state(j.db, start):
-                self.state = self.table.apply(self.state, type_, data)
-                n += 1
-            self.stats.recovered_events = n
-            self._check_secrets(start)
-            last = j.db.execute("SELECT body FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-            # After the walk (a damaged file is named as damaged first): a whole chain that
-            # is behind its head mark was restored from an older copy (issue 28, item 6).
-            for note in j.check_marks():
-                log.warning("head mark", note=note)
-        except sqlite3.DatabaseError as e:
-            raise JournalError(damaged(j.path, f"cannot be read ({e})")) from None
-        # From the chain, not from the snapshot: a snapshot cannot make a crash look clean.
-        self.crashed = last is not None and _type_of(last[0]) != "daemon.stopped"
-
-    def _walk(self, start: int, prev: str, progress: Callable[[int], None] | None) -> int:
-        """Verify the chain from ``start`` to the head; returns ``start``."""
-        j = self.journal
-        checked, problem = verify_chain(j.db, start, prev, progress=progress)
-        if problem is not None:
-            raise JournalError(
-                f"journal {j.path} is damaged at {problem}; the daemon will not append "
-                "to a broken chain. Run `tablectl verify` and keep the file for the "
-                "investigation"
-            )
-        self.stats.verified_events = checked
-        self.stats.verified_from = start
-        return start
-
-    def _check_secrets(self, start: int) -> None:
-        """The secret rows the state was just rebuilt from must open their commitments.
-
-        The chain proves an event's published part only; a game that journals a
-        secret part (the blackjack hole card) proves it by the commitment it
-        published (``check_secrets``). Only the events replayed are checked: the
-        snapshot before them is proven by the chain.
-        """
-        check = getattr(self.table.game, "check_secrets", None)
-        if check is None:  # a game that journals no secret: a secret row was put there
-            sql = "SELECT MIN(seq) FROM secrets WHERE seq >= ?"
-            (seq,) = self.journal.db.execute(sql, (start,)).fetchone()
-            why = "has a secret row, but this game journals no secrets (a row added by hand?)"
-            problem = None if seq is None else (seq, why)
-        else:
-            problem = next(check(read_with_secrets(self.journal.db, start)), None)
-        if problem is not None:
-            seq, what = problem
-            raise JournalError(
-                f"journal {self.journal.path} is damaged at seq {seq}: {what}; the daemon will "
-                "not rebuild the table from it. Run `tablectl verify` and keep the file for "
-                "the investigation"
-            )
+        """Rebuild the state from the journal before any input (:func:`daemon.recovery.recover`)."""
+        r = recovery.recover(self.table, self.journal, progress)
+        self.state = r.state
+        self.crashed = r.crashed
+        self.stats.recovered_events = r.events
+        self.stats.recovered_from_snapshot = r.from_snapshot
+        self.stats.verified_events = r.verified_events
+        self.stats.verified_from = r.verified_from
 
     # -- input -------------------------------------------------------------------------
 
@@ -293,7 +140,7 @@ class Pipeline:
             return fut
         for tap in self.taps:
             tap(inp)
-        self._inbox.append(_Item(inp, fut, None))
+        self._inbox.append(Item(inp, fut, None))
         self._wake.set()
         return fut
 
@@ -303,7 +150,7 @@ class Pipeline:
         if self._closed:  # nothing takes the inbox any more: it would wait forever
             fut.set_exception(RuntimeError("the daemon is stopping"))
             return fut
-        self._inbox.append(_Item(_Mark(), None, None, fut))
+        self._inbox.append(Item(Mark(), None, None, fut))
         self._wake.set()
         return fut
 
@@ -352,16 +199,21 @@ class Pipeline:
         """Decide the next batch from the state and commit it; a failure answers everyone."""
         items = self._take(self.max_batch)
         try:
-            await self._commit_batch(self._decide(items, self.state))
+            await self._commit_batch(self._decide(items))
         except BaseException as e:
             self._fail(e, items)
             raise
 
-    def _take(self, n: int) -> list[_Item]:
+    def _decide(self, items: list[Item]) -> Decided:
+        batch = decide_batch.decide(self.table, items, self.state)
+        self.stats.decide_failures += batch.failures
+        return batch
+
+    def _take(self, n: int) -> list[Item]:
         inbox = self._inbox
         return [inbox.popleft() for _ in range(min(len(inbox), n))]
 
-    def _fail(self, e: BaseException, items: list[_Item]) -> None:
+    def _fail(self, e: BaseException, items: list[Item]) -> None:
         """The writer stops for good: say why, and answer everyone who waits."""
         if self.failed is None:
             what = e if isinstance(e, PipelineFailed) else f"{type(e).__name__}: {e}"
@@ -413,57 +265,7 @@ class Pipeline:
         except Exception as e:
             log.error("daemon.stopped not committed", error=f"{type(e).__name__}: {e}")
 
-    def _decide(self, items: list[_Item], state: TableState) -> _Decided:
-        """Decide ``items`` in order from ``state``; pure: nothing is told or counted yet
-        (but for an input whose decide raised: its log line and count)."""
-        decided: list[tuple[Decision, _Item | None]] = []
-        draft_lists: list[list[Any]] = []
-        marks: list[tuple[asyncio.Future[TableState], TableState]] = []
-        refused = 0
-        decide, apply = self.table.decide, self.table.apply
-        for it in items:
-            if isinstance(it.inp, _Mark):
-                if it.mark is not None:
-                    marks.append((it.mark, state))
-                continue
-            try:
-                d = decide(state, it.inp)
-                after = state
-                for x in d.drafts:
-                    after = apply(after, x.type, x.data)
-            except Exception as e:  # a bug: this input is refused, the table goes on
-                d, after = self._failed_input(state, it.inp, e)
-            state = after
-            if d.refused is not None:
-                refused += 1
-            decided.append((d, it))
-            draft_lists.append(d.drafts)
-        return _Decided(items, decided, draft_lists, state, marks, refused)
-
-    def _failed_input(self, state: TableState, inp: Input, e: Exception) -> tuple[Decision, Any]:
-        """The decision for an input whose decide raised: refused, with its alarm."""
-        self.stats.decide_failures += 1
-        log.error(
-            "decide failed: the input is refused",
-            input=type(inp).__name__,
-            command=getattr(inp, "name", None),
-            device=getattr(inp, "device", None),
-            error=type(e).__name__,
-            where=decide_failure.where_raised(
-                e
-            ),  # not the text, not the traceback: they may quote a secret
-        )
-        try:
-            d = decide_failure.refused(self.table, state, inp, e)
-            after = state
-            for x in d.drafts:
-                after = self.table.apply(after, x.type, x.data)
-            return d, after
-        except Exception as again:  # the alarm itself fails: refused, nothing committed
-            log.error("decide failed, and its alarm too", error=type(again).__name__)
-            return Decision(refused=f"could not be decided ({type(e).__name__})"), state
-
-    async def _commit_batch(self, batch: _Decided) -> None:
+    async def _commit_batch(self, batch: Decided) -> None:
         self.stats.inputs += len(batch.decided)
         self.stats.refused += batch.refused
         for fut, state in batch.marks:
@@ -473,7 +275,7 @@ class Pipeline:
 
     async def _commit(
         self,
-        decided: list[tuple[Decision, _Item | None]],
+        decided: list[tuple[Decision, Item | None]],
         draft_lists: list[list[Any]],
         tentative: TableState | None = None,
     ) -> list[Event]:
@@ -485,7 +287,7 @@ class Pipeline:
                     tentative = self.table.apply(tentative, x.type, x.data)
         now = utc_text(self.clock.wall())
         batches = [
-            Batch(drafts=drafts, time=now, mono=_mono_of(it))
+            Batch(drafts=drafts, time=now, mono=mono_of(it))
             for (_, it), drafts in zip(decided, draft_lists, strict=True)
             if drafts
         ]
@@ -595,16 +397,3 @@ class Pipeline:
         if self._sentinel is not None:
             self._sentinel.close()
             self._sentinel = None
-
-
-def _type_of(raw: bytes | str) -> str:
-    try:
-        return decode(raw if isinstance(raw, bytes) else raw.encode()).type
-    except Exception:
-        return ""
-
-
-def _mono_of(it: _Item | None) -> float | None:
-    if it is None:
-        return None
-    return getattr(it.inp, "mono", None)

@@ -12,6 +12,7 @@ says the journal is stuck (``daemon/liveness.py``).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,13 +21,24 @@ import structlog
 
 from daemon import faults
 from daemon.events import Event
-from daemon.journal import Batch, Journal
+from daemon.journal import Batch, Journal, JournalError
 
 log = structlog.get_logger("pipeline")
 
 #: told each commit's events and their stored bytes, right after the commit (never blocking:
 #: the bus's PUB send)
 Publisher = Callable[[Sequence[Event], Sequence[bytes]], None]
+
+
+class PipelineFailed(JournalError):
+    """The writer cannot go on; the daemon must stop (``docs/reliability.md``)."""
+
+
+def retryable(e: BaseException) -> bool:
+    """A disk that refuses a write now may take it later; nothing else gets better by retrying."""
+    if isinstance(e, sqlite3.IntegrityError):
+        return False
+    return isinstance(e, OSError | sqlite3.OperationalError)
 
 
 class Writer:

@@ -215,26 +215,45 @@ def test_an_endless_device_timing_is_refused(tmp_path, key, value, message):
     assert any(p.startswith(message) for p in got), got
 
 
-@pytest.mark.parametrize(
-    ("driver", "key", "value"),
-    [
-        ("shoe-line", "pace", "-1"),
-        ("shoe-line", "pace", "inf"),
-        ("shoe-line", "error_every", "-2"),
-        ("dice-ref", "pace", "-1"),
-        ("shuffler-ref", "shuffle_time", "-1"),
-        ("cammegh-ss2", "period", "nan"),
-        ("cammegh-ss2", "pace", "-0.5"),
-        ("hid-scanner", "pace", "-1"),
-    ],
-)
+#: (simulator, one of its numbers, a value it must refuse): every simulator has one at least
+SIM_NUMBERS = [
+    ("shoe-line", "pace", "-1"),
+    ("shoe-line", "pace", "inf"),
+    ("shoe-line", "error_every", "-2"),
+    ("dice-ref", "pace", "-1"),
+    ("shuffler-ref", "shuffle_time", "-1"),
+    ("cammegh-ss2", "period", "nan"),
+    ("cammegh-ss2", "pace", "-0.5"),
+    ("cammegh-m360", "period", "-1"),
+    ("hid-scanner", "pace", "-1"),
+    ("tile-line", "pace", "-1"),
+    ("gpio-panel", "close_betting_after", "-1"),
+]
+
+
+#: the driver options a simulator's device cannot go without
+SIM_DRIVER_OPTIONS = {
+    "hid-scanner": "vendor_id = 0x05E0\nproduct_id = 0x1200",
+    "cammegh-m360": 'level = "extended"',
+    "gpio-panel": "close_betting = 17",
+}
+
+
+def test_every_simulator_has_a_number_refused_here():
+    """A new simulator is added here with its numbers (``docs/architecture.md``, add a driver)."""
+    from drivers.sim import SIMULATORS
+
+    assert {d for d, _, _ in SIM_NUMBERS} == set(SIMULATORS)
+
+
+@pytest.mark.parametrize(("driver", "key", "value"), SIM_NUMBERS)
 def test_every_simulators_numbers_are_checked(tmp_path, driver, key, value):
     """A simulator told ``pace = -1`` would spin; ``inf``, never wake: refused at load."""
     text = GOOD.replace('name = "shoe"', 'name = "real"') + SIM_DEVICE.format(
         name="sim", driver=driver, key=key, value=value
     )
-    if driver == "hid-scanner":
-        text += "[devices.options]\nvendor_id = 0x05E0\nproduct_id = 0x1200\n"
+    if driver in SIM_DRIVER_OPTIONS:
+        text += f"[devices.options]\n{SIM_DRIVER_OPTIONS[driver]}\n"
     got = problems(tmp_path, text)
     assert any(p.startswith(f"devices[1].sim.{key}: expected a") for p in got), got
 

@@ -2,7 +2,9 @@
 
 * every event type the code emits, or a capture's expected events hold, is
   documented in ``docs/events.md`` (a heading or a code span);
-* every alarm kind the code raises is named there;
+* every alarm kind the code raises is named there, however it is raised: through
+  ``raise_alarm`` or any helper that hands a kind on (``tests/alarm_finder.py`` reads
+  the code's syntax trees and fails on a kind it cannot read);
 * every config key — each ``Config`` section, every game's house rules
   (``ShoeRules``, ``BaccaratRules``, …, all under ``[game]``) and each
   installed driver's options — is in its section of ``docs/config.md``;
@@ -14,11 +16,13 @@ merged from their own pages): no type or alarm kind is exempt.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
+import alarm_finder
 import msgspec
 import pytest
 
@@ -29,8 +33,6 @@ README = ROOT / "README.md"
 
 #: ``d.add("card.dealt", …)`` and ``d.add(\n    "card.dealt", …)``
 ADD = re.compile(r'd\.add\(\n?\s*"([a-z_]+\.[a-z_.]+)"')
-#: ``raise_alarm(t, d, "card-unreadable", …)``, the call possibly wrapped
-ALARM = re.compile(r'raise_alarm\(\s*[\w.]+,\s*[\w.]+,\s*"([a-z][a-z0-9-]*)"')
 #: types the Table decides without a literal ``d.add("…")``: device health
 #: is ``f"device.{health}"`` (``daemon/table.py``), "ok" becoming "connected".
 TABLE_TYPES = {"device.connected", "device.stale", "device.disconnected"}
@@ -53,11 +55,23 @@ def emitted_types() -> dict[str, set[str]]:
     return found
 
 
+@functools.cache
+def found_alarms() -> alarm_finder.Found:
+    return alarm_finder.find(ROOT)
+
+
 def alarm_kinds() -> dict[str, set[str]]:
+    """Alarm kind → the places raising it, through any helper (``tests/alarm_finder.py``)."""
+    return found_alarms().kinds
+
+
+def capture_alarm_kinds() -> dict[str, set[str]]:
+    """Alarm kind → the expected-event files whose ``alarm.raised`` events carry it."""
     found: dict[str, set[str]] = {}
-    for py in sorted((ROOT / "daemon").glob("**/*.py")):
-        for k in ALARM.findall(py.read_text(encoding="utf-8")):
-            found.setdefault(k, set()).add(_rel(py))
+    for exp in sorted((ROOT / "tests" / "captures").glob("**/*.expected.jsonl")):
+        for line in exp.read_text(encoding="utf-8").splitlines():
+            if line.strip() and (e := json.loads(line))["type"] == "alarm.raised":
+                found.setdefault(e["data"]["kind"], set()).add(_rel(exp))
     return found
 
 
@@ -116,6 +130,62 @@ def test_alarm_kind_is_documented(kind, sources):
     )
 
 
+def test_every_alarm_kind_is_read_from_the_code():
+    """No call of ``raise_alarm`` or of a helper that raises gives a kind the finder cannot
+    read; a kind computed at run time would escape the doc check."""
+    unresolved = found_alarms().unresolved
+    assert not unresolved, (
+        "alarm kinds the doc check cannot read (give each as a string literal, a module "
+        "constant or a local set from literals):\n" + "\n".join(unresolved)
+    )
+
+
+def test_the_finder_sees_every_kind_a_capture_raises():
+    """What the captures really raised, the code's syntax trees must have found: a finder
+    that misses a way of raising misses it here first."""
+    found = alarm_kinds()
+    missed = {k: sorted(v) for k, v in capture_alarm_kinds().items() if k not in found}
+    assert not missed, f"alarm kinds raised in captures that the finder misses: {missed}"
+    # the helpers' kinds, which a literal raise_alarm(t, d, "…") search never saw
+    for kind in ("card-before-betting-closed", "card-unreadable", "decide-failed", "extra-tile"):
+        assert kind in found, kind
+
+
+def test_a_kind_raised_through_a_helper_is_found_and_checked(tmp_path: Path):
+    """The check can fail: a kind handed through two helpers, a constant, a local and a
+    method, each found; one missing from the doc is reported; a computed one is unresolved."""
+    pkg = tmp_path / "daemon"
+    (pkg / "game").mkdir(parents=True)
+    (pkg / "table.py").write_text(
+        "def raise_alarm(t, d, kind, message, **alarm):\n    d.add('alarm.raised', kind=kind)\n"
+        "def raise_or_repeat(t, d, kind, message, **alarm):\n"
+        "    return raise_alarm(t, d, kind, message, **alarm)\n"
+    )
+    (pkg / "game" / "play.py").write_text(
+        "from daemon.table import raise_or_repeat\n"
+        "EARLY = 'card-too-early'\n"
+        "class Shoe:\n"
+        "    def _pause(self, t, d, reason, kind, message):\n"
+        "        raise_or_repeat(t, d, kind, message)\n"
+        "    def _pause_other(self, t, d, alarm_id):\n"
+        "        pass\n"
+        "class Game(Shoe):\n"
+        "    def _card(self, t, d, early):\n"
+        "        self._pause(t, d, 'device', EARLY, 'a card while betting')\n"
+        "        kind = 'card-late' if early else 'card-lost'\n"
+        "        super()._pause(t, d, 'device', kind=kind, message='…')\n"
+        "        raise_or_repeat(t, d, 'card-' + str(early), 'computed')\n"
+    )
+    found = alarm_finder.find(tmp_path)
+    assert set(found.kinds) == {"card-too-early", "card-late", "card-lost"}
+    assert found.kinds["card-too-early"] == {"daemon/game/play.py:10"}
+    assert found.unresolved == [
+        "daemon/game/play.py:13: raise_or_repeat(…, 'card-' + str(early), …)"
+    ]
+    doc = "### Alarms\n\n`card-too-early`, `card-late`\n"
+    assert [k for k in sorted(found.kinds) if not documented(k, doc)] == ["card-lost"]
+
+
 def test_a_missing_type_is_caught():
     """The check can fail: take one documented type out of the text and it is reported."""
     text = EVENTS_MD.read_text(encoding="utf-8")
@@ -172,6 +242,24 @@ def test_config_sections_are_found():
     for t in ("[table]", "[[devices]]", "[game]", "[journal]", "[bus]", "[control]", "[log]"):
         assert t in titles
     assert "shoe-line" in titles
+
+
+def test_every_driver_has_its_protocol_page():
+    """Each installed driver is named in a page of ``docs/protocols/`` (one page may serve a
+    vendor's drivers: ``cammegh.md``); ``sources.md`` lists sources, it is no driver's page."""
+    from drivers.base import load_drivers
+
+    pages = [
+        p for p in sorted((ROOT / "docs" / "protocols").glob("*.md")) if p.name != "sources.md"
+    ]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages)
+    missing = [d for d in sorted(load_drivers()) if f"`{d}`" not in text]
+    assert not missing, f"drivers no page of docs/protocols/ names: {', '.join(missing)}"
+    row = next(
+        x for x in CONFIG_MD.read_text(encoding="utf-8").splitlines() if x.startswith("| `driver` ")
+    )
+    unlisted = [d for d in sorted(load_drivers()) if f"`{d}`" not in row]
+    assert not unlisted, f"docs/config.md's devices driver row does not name {', '.join(unlisted)}"
 
 
 @pytest.mark.parametrize(

@@ -374,6 +374,34 @@ def ids(cases: list[Case]) -> list[str]:
     return [c.name for c in cases]
 
 
+#: drivers whose protocol is not a byte stream tested by a :class:`Case` here, and why
+ELSEWHERE = {
+    "hid-scanner": "8-byte keyboard reports: the test_hid_* properties below",
+    "gpio-panel": "pin edges, no bytes: tests/test_gpio_panel.py",
+}
+
+
+def untested_drivers(drivers: dict[str, type]) -> list[str]:
+    """The registered drivers whose module holds no protocol a case here builds."""
+    import sys
+
+    built = {type(c.make()) for c in [*BYTE_CASES, *CAMMEGH]}
+    out = []
+    for name, cls in sorted(drivers.items()):
+        module = vars(sys.modules[cls.__module__]).values()
+        if name not in ELSEWHERE and not built & {x for x in module if isinstance(x, type)}:
+            out.append(name)
+    return out
+
+
+def test_every_registered_driver_s_protocol_has_a_case():
+    """A new driver gets a case here (``docs/architecture.md``, add a device driver)."""
+    from drivers.base import load_drivers
+
+    assert untested_drivers(load_drivers()) == []
+    assert untested_drivers({"acme": HidScannerOptions}) == ["acme"]  # the check can fail
+
+
 def no_decoder_error(out: list[Reading]) -> None:
     assert all(isinstance(r, Reading) for r in out)
     assert not any(
