@@ -142,7 +142,7 @@ def _check_secrets(table: Table, j: Journal, start: int) -> None:
     published (``check_secrets``). Only the events replayed are checked: the
     snapshot before them is proven by the chain.
     """
-    check = getattr(table.game, "check_secrets", None)
+    check = table.game.check_secrets  # declared by the Game protocol, None by default
     if check is None:  # a game that journals no secret: a secret row was put there
         sql = "SELECT MIN(seq) FROM secrets WHERE seq >= ?"
         (seq,) = j.db.execute(sql, (start,)).fetchone()

@@ -36,6 +36,8 @@ ADD = re.compile(r'd\.add\(\n?\s*"([a-z_]+\.[a-z_.]+)"')
 #: types the Table decides without a literal ``d.add("…")``: device health
 #: is ``f"device.{health}"`` (``daemon/table.py``), "ok" becoming "connected".
 TABLE_TYPES = {"device.connected", "device.stale", "device.disconnected"}
+#: the events a game hands the hold procedure (``daemon/procedures/hold.py``) to add for it
+HOLD = re.compile(r'HoldEvents\(\s*"([a-z_.]+)",\s*"([a-z_.]+)",\s*"([a-z_.]+)"\)')
 
 
 def _rel(p: Path) -> str:
@@ -46,7 +48,8 @@ def emitted_types() -> dict[str, set[str]]:
     """Event type → where it comes from (source files and expected-event files)."""
     found: dict[str, set[str]] = {t: {"daemon/table.py"} for t in TABLE_TYPES}
     for py in sorted((ROOT / "daemon").glob("**/*.py")):
-        for t in ADD.findall(py.read_text(encoding="utf-8")):
+        text = py.read_text(encoding="utf-8")
+        for t in ADD.findall(text) + [t for m in HOLD.findall(text) for t in m]:
             found.setdefault(t, set()).add(_rel(py))
     for exp in sorted((ROOT / "tests" / "captures").glob("**/*.expected.jsonl")):
         for line in exp.read_text(encoding="utf-8").splitlines():

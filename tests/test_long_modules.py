@@ -26,8 +26,6 @@ NOT_SOURCE = frozenset({"build", "dist", ".venv", "node_modules", "__pycache__"}
 #: long fails :func:`test_the_allow_list_holds_only_long_modules`, so none outlives its split.
 SPLITTING: frozenset[str] = frozenset(
     {
-        "daemon/table.py",  # engineer plumbing: by job (state, inputs, alarms, Game protocol)
-        "daemon/app.py",  # engineer plumbing: wiring, control dispatch, status
         "client/tabled_client/events.py",  # engineer events: catalogue, envelope, fast path
     }
 )
