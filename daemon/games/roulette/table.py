@@ -33,11 +33,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import msgspec
+from tabled_client.base import Data
 
 from daemon.games.describe import Describer
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.correct import RouletteCorrections
 from daemon.games.roulette.describe import RouletteDescriber
+from daemon.games.roulette.events import EVENTS
 from daemon.games.roulette.round import RouletteRound
 from daemon.games.roulette.state import (
     IN_PLAY,
@@ -72,6 +74,8 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
     State: ClassVar[type[RouletteState]] = RouletteState
     STATE_VERSION: ClassVar[int] = 2
     describe: ClassVar[Describer] = RouletteDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = EVENTS
     commands: ClassVar[dict[str, CommandSpec]] = {
         "spin.void": spec(
             "void the spin in play",
