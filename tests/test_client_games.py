@@ -20,6 +20,7 @@ import sysconfig
 from pathlib import Path
 
 import msgspec
+import pytest
 from tabled_client import events, games
 from tabled_client.catalogue import SHARED
 from tabled_client.registry import register
@@ -152,7 +153,10 @@ def test_a_backend_with_only_the_built_client_decodes_every_games_events_typed(t
     )
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (built / "tabled_client" / "games").glob("*.py")) == sorted(
-        ["__init__.py", *(p.parent.name + ".py" for p in (ROOT / "daemon/games").glob("*/events.py"))]
+        [
+            "__init__.py",
+            *(p.parent.name + ".py" for p in (ROOT / "daemon/games").glob("*/events.py")),
+        ]
     )
     # -S: no site, so no editable finder for daemon/ or the checkout's client; msgspec and pyzmq
     # come from the venv's site-packages, put on the path by hand
@@ -177,3 +181,17 @@ def test_a_backend_with_only_the_built_client_decodes_every_games_events_typed(t
         ("card.dealt", "shoe_events"),
     ):
         assert typed.get(type_) == module, (type_, typed.get(type_))
+
+
+def test_a_struct_of_the_same_name_and_another_shape_is_not_a_copy():
+    """Only a copy of the same source passes as the type it has: a Struct named like the shoe's
+    ``CardDealtData`` with fields of its own is refused, and registers nothing."""
+    from tabled_client.base import Data
+
+    class CardDealtData(Data):  # the name of the shoe procedure's, not its fields
+        card: str
+
+    before = {t: tuple(v) for t, v in events.VARIANTS.items()}
+    with pytest.raises(ValueError, match="tabled's own"):
+        register({"card.dealt": CardDealtData})
+    assert {t: tuple(v) for t, v in events.VARIANTS.items()} == before

@@ -80,9 +80,26 @@ _decoder = msgspec.json.Decoder(any_event())
 
 def _same(a: type[Data], b: type[Data]) -> bool:
     """The same Struct, or a copy of it (the client's copy of a game's module and the game's
-    own, both loaded in one process): the same name and the same wire shape."""
-    return a is b or (
-        a.__name__ == b.__name__ and msgspec.json.schema(a) == msgspec.json.schema(b)
+    own, both loaded in one process): the same name and the same wire shape. The copy of one
+    source has the same annotations, field for field (cheap: a daemon loads a game at each
+    start, ``tablectl`` all of them); anything else is judged by its JSON Schema."""
+    if a is b:
+        return True
+    if a.__name__ != b.__name__:
+        return False
+    return _declared(a) == _declared(b) or msgspec.json.schema(a) == msgspec.json.schema(b)
+
+
+def _declared(cls: type) -> tuple[Any, ...]:
+    """A Struct's fields as its source declares them: names, annotations (text, under
+    ``from __future__ import annotations``) and defaults, down its bases."""
+    return (
+        cls.__struct_fields__,  # type: ignore[attr-defined]
+        repr(cls.__struct_defaults__),  # type: ignore[attr-defined]
+        [
+            (c.__name__, {k: str(v) for k, v in vars(c).get("__annotations__", {}).items()})
+            for c in cls.__mro__
+        ],
     )
 
 

@@ -77,6 +77,7 @@ class RoundResultData(ResultData):
     #: the paytable in force (``[game] paytable``): what a backend pays this result by
     paytable: str | UnsetType = UNSET
 
+
 #: this game's event types (its class's ``events``): the daemon checks its events against them
 #: and the client carries them for every backend (``docs/architecture.md``, "Events")
 EVENTS = {

@@ -122,6 +122,7 @@ class WheelReconciledData(Data):
     compared: int
     mismatches: list[WheelMismatch]
 
+
 #: this game's event types (its class's ``events``): the daemon checks its events against them
 #: and the client carries them for every backend (``docs/architecture.md``, "Events")
 EVENTS = {
