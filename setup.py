@@ -42,7 +42,6 @@ setup(
         "daemon.data.requirements": ["table-pc.txt"],
         "daemon.data.systemd": ["*.service", "*.rules", "*.conf"],
         "daemon.data.man": ["*.1"],
-        "tabled_client": ["bus.schema.json"],
         "views.display": ["static/*"],
     },
 )

@@ -1,6 +1,6 @@
 """What the client's build collects from the repository around it: each in-repository game's
 event types (``daemon/games/<game>/events.py``, to ``tabled_client/games/<game>.py``) and the
-one committed JSON Schema (``docs/events.schema.json``, to ``tabled_client/events.schema.json``).
+JSON Schemas, each committed once in ``docs/`` (``events.schema.json``, ``bus.schema.json``).
 
 Used by ``client/setup.py`` and the daemon's ``setup.py`` (which installs ``tabled_client``
 too), as their ``build_py``. An editable install collects nothing: there, the client reads
@@ -22,15 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def collected(root: Path = ROOT) -> dict[str, Path]:
     """Each file the built package gets, by its path in the package tree, from its source."""
     games = sorted((root / "daemon" / "games").glob("*/events.py"))
-    schema = root / "docs" / "events.schema.json"
-    if not games or not schema.is_file():
+    schemas = [root / "docs" / name for name in ("events.schema.json", "bus.schema.json")]
+    if not games or not all(p.is_file() for p in schemas):
         raise SystemExit(
             f"tabled-client is built from a checkout of tabled ({root} has no daemon/games/*/"
-            "events.py or docs/events.schema.json): build it with `pip wheel ./client` or "
+            "events.py or docs/*.schema.json): build it with `pip wheel ./client` or "
             "`python -m build --wheel client`, not from an sdist"
         )
     out = {f"tabled_client/games/{p.parent.name}.py": p for p in games}
-    out["tabled_client/events.schema.json"] = schema
+    out.update({f"tabled_client/{p.name}": p for p in schemas})
     return out
 
 

@@ -124,6 +124,9 @@ from tabled_client import decode, events, games, schema
 assert all(m.__file__.startswith(sys.argv[1]) for m in games.modules()), "not the collected copies"
 assert schema.shipped() == schema.generate(), "the packaged schema is not what the Structs give"
 assert schema.shipped() == json.loads(Path(sys.argv[3]).read_text())
+from importlib import resources
+from tabled_client import frames
+assert json.loads(resources.files("tabled_client").joinpath("bus.schema.json").read_text()) == frames.generate()
 typed = {}
 for path in sys.argv[4:]:
     for raw in Path(path).read_bytes().splitlines():
@@ -142,7 +145,8 @@ def test_a_backend_with_only_the_built_client_decodes_every_games_events_typed(t
         (repo / p.relative_to(ROOT)).parent.mkdir(parents=True)
         shutil.copy(p, repo / p.relative_to(ROOT))
     (repo / "docs").mkdir()
-    shutil.copy(ROOT / "docs" / "events.schema.json", repo / "docs")
+    for p in (ROOT / "docs").glob("*.schema.json"):
+        shutil.copy(p, repo / "docs")
     built = tmp_path / "built"
     r = subprocess.run(
         [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(built)],
