@@ -3,10 +3,9 @@
 A game is a folder ``daemon/games/<game>/`` (or a third party's package) whose table
 class is named in an entry point of the ``tabled.games`` group, the way drivers are
 found through ``tabled.drivers``; adding a game needs no edit here or anywhere else
-outside its folder (``docs/architecture.md``, "add a game"). A game names its own event
-types in its class's ``events`` (type → ``tabled_client.events.Data`` Struct, in its
-folder's ``events.py``); they are registered here, when the game is loaded (ours are already
-known to the client, which carries them: registering them again changes nothing).
+outside its folder (``docs/architecture.md``, "add a game"). A third party's game names
+its own event types in its class's ``events`` (type → ``tabled_client.events.Data``
+Struct); they are registered here, when the game is loaded.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ def _load(ep: EntryPoint) -> type[Game]:
     if cls.name != ep.name:
         raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
     own = getattr(cls, "events", None)
-    if own:  # the game's own event types, checked like the table's
+    if own:  # a third party's game: its event types, checked like tabled's own
         try:
             register(own)
         except (TypeError, ValueError) as e:

@@ -36,10 +36,10 @@ import msgspec
 from tabled_client.base import Data
 
 from daemon.games.describe import Describer
+from daemon.games.roulette import events as roulette_events
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.correct import RouletteCorrections
 from daemon.games.roulette.describe import RouletteDescriber
-from daemon.games.roulette.events import EVENTS
 from daemon.games.roulette.round import RouletteRound
 from daemon.games.roulette.state import (
     IN_PLAY,
@@ -75,7 +75,7 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections):
     STATE_VERSION: ClassVar[int] = 2
     describe: ClassVar[Describer] = RouletteDescriber()
     #: its own event types (``events.py``: the client carries them for backends)
-    events: ClassVar[dict[str, type[Data]]] = EVENTS
+    events: ClassVar[dict[str, type[Data]]] = roulette_events.EVENTS
     commands: ClassVar[dict[str, CommandSpec]] = {
         "spin.void": spec(
             "void the spin in play",
