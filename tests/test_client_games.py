@@ -199,3 +199,58 @@ def test_a_struct_of_the_same_name_and_another_shape_is_not_a_copy():
     with pytest.raises(ValueError, match="tabled's own"):
         register({"card.dealt": CardDealtData})
     assert {t: tuple(v) for t, v in events.VARIANTS.items()} == before
+
+
+NEW_SHOE_GAME = """
+import json, sys
+from msgspec import UNSET
+from tabled_client import events
+from tabled_client.base import ResultData
+
+class WarResultData(ResultData):
+    shoe: int
+    hand: int
+    demo: bool
+    player_card: str
+    dealer_card: str
+    went_to_war: bool
+
+before = {c.__name__: set(c.__struct_fields__) for c in events.VARIANTS["hand.result"]}
+events.register({"hand.result": WarResultData})
+war = {"shoe": 1, "hand": 3, "demo": False, "player_card": "9H", "dealer_card": "9S",
+       "went_to_war": True}
+assert events.check_data("hand.result", war) == WarResultData(**war)
+raw = json.dumps({"v": 1, "table": "w", "seq": 1, "type": "hand.result",
+                  "time": "2026-01-01T00:00:00.000Z", "mono": None, "data": war,
+                  "prev": "0" * 64, "hash": "0" * 64}).encode()
+assert type(events.decode(raw).data) is WarResultData
+for line in open(sys.argv[1], "rb"):
+    ev = json.loads(line)
+    if ev["type"] == "hand.result":
+        assert type(events.decode(line.rstrip()).data).__name__ == "BaccaratResultData"
+        events.check_data("hand.result", ev["data"])
+try:
+    events.check_data("hand.result", {**war, "player": ["9H"]})
+    sys.exit("a war result with a baccarat field passed")
+except TypeError as e:
+    assert "WarResultData" in str(e), e
+after = {c.__name__: set(c.__struct_fields__) for c in events.VARIANTS["hand.result"]}
+assert {k: v for k, v in after.items() if k in before} == before  # nothing shared grew
+print(sorted(after))
+"""
+
+
+def test_a_new_shoe_game_brings_its_result_without_touching_anyone_elses():
+    """A new shoe game's ``hand.result`` is one more Struct of the type, its own: the shipped
+    games' results keep their fields and still check and decode as theirs (issue 29: the old
+    union grew a field set per game). In a subprocess: the registry is process-wide."""
+    capture = next(p for p in CAPTURES if p.parent.name == "shoe-line")
+    r = subprocess.run(
+        [sys.executable, "-c", NEW_SHOE_GAME, str(capture)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "WarResultData" in r.stdout
