@@ -3,12 +3,16 @@ EXAMPLES), the hashed lock requirements/table-pc.txt, systemd/ and the committed
 man pages (docs/man/, made by `make man`: daemon/manpages.py says why they are not made here)
 go into the wheel as package data under daemon/data/ (daemon/shipped.py finds them there),
 beside the daemon's packages, the bridge, the views (views/, with their pages) and tabled_client (client/, also its own
-distribution)."""
+distribution, whose build_py, client/collect.py, adds each game's event types and the events' schema to it)."""
 
 import ast
+import sys
 from pathlib import Path
 
 from setuptools import find_packages, setup
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "client"))
+from collect import BuildPy
 
 
 def _examples() -> list[str]:
@@ -30,6 +34,7 @@ DATA = {
 CLIENT = find_packages(where="client", include=["tabled_client*"])
 
 setup(
+    cmdclass={"build_py": BuildPy},
     packages=find_packages(include=["daemon*", "drivers*", "bridge*", "views*"]) + CLIENT + list(DATA),
     package_dir={**DATA, **{p: "client/" + p.replace(".", "/") for p in CLIENT}},
     package_data={
@@ -37,7 +42,6 @@ setup(
         "daemon.data.requirements": ["table-pc.txt"],
         "daemon.data.systemd": ["*.service", "*.rules", "*.conf"],
         "daemon.data.man": ["*.1"],
-        "tabled_client": ["events.schema.json", "bus.schema.json"],
         "views.display": ["static/*"],
     },
 )

@@ -20,7 +20,8 @@ from daemon.events import Draft, draft
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = sorted((ROOT / "tests" / "captures").rglob("*.expected.jsonl"))
-SHIPPED = ROOT / "client" / "tabled_client" / "events.schema.json"
+#: the one committed copy; a built client carries it as package data (client/collect.py)
+SHIPPED = ROOT / "docs" / "events.schema.json"
 
 
 @functools.cache
@@ -52,12 +53,14 @@ def test_the_schema_uses_only_draft_2020_12_keywords():
     assert schema.keywords({"anyOf": [{"discriminator": {}}]}) == {"anyOf", "discriminator"}
 
 
-def test_the_shipped_schema_is_what_the_structs_generate_and_docs_has_the_same():
+def test_the_one_committed_schema_is_what_the_structs_generate():
+    """One copy in the repository, ``docs/``; the client package gets it when it is built,
+    so a second copy in ``client/`` would be one kept by hand."""
     assert SHIPPED.read_text() == schema.text(), (
         "run `python -m tabled_client.schema --write docs/events.schema.json`"
     )
-    assert (ROOT / "docs" / "events.schema.json").read_text() == schema.text()
-    assert schema.shipped() == schema.generate()  # as installed: package data
+    assert not (ROOT / "client" / "tabled_client" / "events.schema.json").exists()
+    assert schema.shipped() == schema.generate()  # a checkout: generated from the Structs
 
 
 def test_there_are_captures_of_every_game():
@@ -155,7 +158,7 @@ def test_check_data_in_one_conversion_agrees_with_the_steps_on_every_captured_ev
     for path in EXPECTED:
         for line in path.read_text().splitlines():
             ev = json.loads(line)
-            cls = events.DATA[ev["type"]]
+            cls = type(decode(line.encode()).data)  # a shared type: the game's own Struct
             data = ev["data"]
             first = next(iter(data), None)
             spoiled = [
@@ -166,9 +169,13 @@ def test_check_data_in_one_conversion_agrees_with_the_steps_on_every_captured_ev
                 {**data, **({first: (b"x", 1.5)} if first else {})},  # a wrong type
             ]
             for d in spoiled:
-                assert _outcome(events.check_data, ev["type"], d) == _outcome(
-                    events._in_steps, cls, ev["type"], d
-                ), (path.name, ev["type"], d)
+                got = _outcome(events.check_data, ev["type"], d)
+                steps = _outcome(events._in_steps, cls, ev["type"], d)
+                if got[0] != "ok" and len(events.VARIANTS[ev["type"]]) > 1:
+                    # a type several games share: refused by each game's Struct, reported as
+                    # by the one the data is closest to, its own game's
+                    got = (got[0], got[1].split(" (as ")[0])
+                assert got == steps, (path.name, ev["type"], d)
             quick += bool(events._quick[cls][0])
     assert quick > 1000  # most events take the one conversion
 

@@ -42,7 +42,8 @@ def test_registered_and_every_procedure_is_the_shoe_games():
     assert game_class("dragon-tiger") is DragonTigerTable
     assert issubclass(DragonTigerTable, ShoeGame)
     own = {k for k in vars(DragonTigerTable) if not k.startswith("__")}
-    assert own == {"name", "Rules", "hand_rules", "describe"}  # nothing copied or overridden
+    # nothing copied or overridden: its own name, rules, hands, reading and event types
+    assert own == {"name", "Rules", "hand_rules", "describe", "events"}
     assert DragonTigerTable.commands is ShoeGame.commands
 
 

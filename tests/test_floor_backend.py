@@ -89,7 +89,11 @@ def test_the_client_installs_alone(client_venv, tmp_path):
         [
             str(client_venv),
             "-c",
-            "import tabled_client.schema as s; assert s.shipped() == s.generate()",
+            "import tabled_client.schema as s; assert s.shipped() == s.generate()\n"
+            # every game of ours comes with it, collected by its build (test_client_games.py)
+            "from tabled_client import events as e\n"
+            "assert {'spin.result', 'round.result', 'box.decision'} <= set(e.DATA), e.DATA\n"
+            "assert len(e.VARIANTS['hand.result']) == 3",
         ],
         capture_output=True,
         text=True,

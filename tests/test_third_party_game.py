@@ -164,7 +164,7 @@ def test_a_game_may_not_redefine_one_of_our_event_types():
 
     before = dict(DATA)
     with pytest.raises(ValueError, match="tabled's own"):
-        register({"hand.result": Forged})
+        register({"card.dealt": Forged})  # the shoe procedure's: shared, not a game's
     with pytest.raises(TypeError, match=r"not a tabled_client\.events\.Data"):
         register({"coin.flip": dict})  # type: ignore[dict-item]
     assert before == DATA  # nothing registered by a refusal

@@ -2,8 +2,9 @@
 request, end marker and error (``docs/events.md``), as Structs and a JSON Schema.
 
 A backend in any language reads these beside the events, so they are part of the
-contract: ``python -m tabled_client.frames`` prints their schema (shipped as
-``bus.schema.json``, a copy in ``docs/``); a test holds it to these Structs and validates
+contract: ``python -m tabled_client.frames`` prints their schema (committed once, as
+``docs/bus.schema.json``, which the client's build puts in the package as
+``bus.schema.json``: ``client/collect.py``); a test holds it to these Structs and validates
 a live table's frames with it, in Python and in Node's ajv (strict Draft 2020-12).
 """
 
@@ -124,8 +125,10 @@ def text() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--write"]:
-        for p in [Path(__file__).with_name(SCHEMA_FILE), *map(Path, args[1:])]:
-            p.write_text(text(), "utf-8")
+        if len(args) != 2:
+            sys.stderr.write("usage: python -m tabled_client.frames [--write PATH]\n")
+            return 2
+        Path(args[1]).write_text(text(), "utf-8")
         return 0
     sys.stdout.write(text())
     return 0

@@ -1,8 +1,9 @@
 """The JSON Schema of every event type, generated from the Structs in ``events``.
 
-``python -m tabled_client.schema`` prints it; ``--write`` updates the shipped
-``events.schema.json`` (and the project keeps a copy in ``docs/``). A test
-checks that the shipped file equals what the Structs generate.
+``python -m tabled_client.schema`` prints it; ``--write PATH`` writes it (the repository
+keeps one copy, ``docs/events.schema.json``, which ``tests/test_client_events.py`` checks is
+what the Structs generate). A built client carries that file as package data (the build
+copies it: ``client/collect.py``); :func:`shipped` reads it, or generates it in a checkout.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 import msgspec
 
-from tabled_client.events import SCHEMA_VERSION, AnyEvent
+from tabled_client.events import SCHEMA_VERSION, VARIANTS, any_event
+from tabled_client.registry import class_name
 
 SCHEMA_FILE = "events.schema.json"
 
@@ -71,8 +73,23 @@ def keywords(node: Any, inside: str = "") -> set[str]:
     return out
 
 
+def _shared(schema: dict[str, Any]) -> dict[str, Any]:
+    """Each type several games share (``hand.result``) with its data one of their Structs
+    (``anyOf``), where msgspec, which decodes it raw, says nothing."""
+    defs = schema["$defs"]
+    for type_, variants in VARIANTS.items():
+        if len(variants) == 1:
+            continue
+        _, more = msgspec.json.schema_components(variants, ref_template="#/$defs/{name}")
+        for name, d in more.items():
+            assert defs.setdefault(name, d) == d, f"two Structs named {name}"
+        refs = [{"$ref": f"#/$defs/{v.__name__}"} for v in variants]
+        defs[class_name(type_)]["properties"]["data"] = {"anyOf": refs}
+    return schema
+
+
 def generate() -> dict[str, Any]:
-    schema = _strict(msgspec.json.schema(AnyEvent))
+    schema = _strict(_shared(msgspec.json.schema(any_event())))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"tabled events, schema version {SCHEMA_VERSION}",
@@ -87,17 +104,21 @@ def text() -> str:
 
 
 def shipped() -> dict[str, Any]:
-    """The schema shipped with this client."""
-    raw = resources.files("tabled_client").joinpath(SCHEMA_FILE).read_text("utf-8")
-    return json.loads(raw)  # type: ignore[no-any-return]
+    """The schema shipped with this client: its package data in a built client, what the
+    Structs generate in a checkout (which keeps its one copy in ``docs/``)."""
+    f = resources.files("tabled_client").joinpath(SCHEMA_FILE)
+    if not f.is_file():
+        return generate()
+    return json.loads(f.read_text("utf-8"))  # type: ignore[no-any-return]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--write"]:
-        targets = [Path(__file__).with_name(SCHEMA_FILE), *map(Path, args[1:])]
-        for p in targets:
-            p.write_text(text(), "utf-8")
+        if len(args) != 2:
+            sys.stderr.write("usage: python -m tabled_client.schema [--write PATH]\n")
+            return 2
+        Path(args[1]).write_text(text(), "utf-8")
         return 0
     sys.stdout.write(text())
     return 0

@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import msgspec
+from tabled_client.base import Data
 
 from daemon.games.baccarat import rules as baccarat
 from daemon.games.baccarat.describe import BaccaratDescriber
+from daemon.games.baccarat.events import EVENTS
 from daemon.games.describe import Describer
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 
@@ -40,3 +42,5 @@ class BaccaratTable(ShoeGame):
     Rules: ClassVar[type[ShoeRules]] = BaccaratRules
     hand_rules: ClassVar[BaccaratHands] = BaccaratHands()  # type: ignore[assignment]
     describe: ClassVar[Describer] = BaccaratDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = EVENTS

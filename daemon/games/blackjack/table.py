@@ -26,12 +26,14 @@ import secrets
 from typing import Any, ClassVar
 
 import msgspec
+from tabled_client.base import Data
 
 from daemon.games.blackjack.commands import COMMANDS, BlackjackCommands
 from daemon.games.blackjack.commitments import check_secrets, commitment
 from daemon.games.blackjack.dealing import BlackjackDealing
 from daemon.games.blackjack.describe import BlackjackDescriber
 from daemon.games.blackjack.errors import BlackjackErrors
+from daemon.games.blackjack.events import EVENTS
 from daemon.games.blackjack.settle import public_round, reveal, settle
 from daemon.games.blackjack.state import BlackjackRules, BlackjackState, Round, apply_round
 from daemon.games.describe import Describer
@@ -58,6 +60,8 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
     hand_rules: ClassVar[Any] = _NoHands()
 
     describe: ClassVar[Describer] = BlackjackDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = EVENTS
     #: ``tablectl verify`` and the start: the hole cards' secret rows against their commitments
     check_secrets = staticmethod(check_secrets)
     commands: ClassVar[dict[str, CommandSpec]] = COMMANDS

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from tabled_client.base import Data
+
 from daemon.games.describe import Describer
 from daemon.games.dragon_tiger import rules as dragon_tiger
 from daemon.games.dragon_tiger.describe import DragonTigerDescriber
+from daemon.games.dragon_tiger.events import EVENTS
 from daemon.procedures.shoe import ShoeGame, ShoeRules
 
 
@@ -40,3 +43,5 @@ class DragonTigerTable(ShoeGame):
     Rules: ClassVar[type[ShoeRules]] = ShoeRules
     hand_rules: ClassVar[DragonTigerHands] = DragonTigerHands()  # type: ignore[assignment]
     describe: ClassVar[Describer] = DragonTigerDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = EVENTS

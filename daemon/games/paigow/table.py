@@ -29,12 +29,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import msgspec
+from tabled_client.base import Data
 
 from daemon.games.describe import Describer
 from daemon.games.paigow import rules
 from daemon.games.paigow.correct import PaiGowCorrections
 from daemon.games.paigow.describe import PaiGowDescriber
 from daemon.games.paigow.dice import PaiGowDice
+from daemon.games.paigow.events import EVENTS
 from daemon.games.paigow.state import IN_ROUND, Held, PaiGowRules, PaiGowState
 from daemon.games.paigow.tiles import PaiGowTiles
 from daemon.procedures.round import round_commands
@@ -63,6 +65,8 @@ class PaiGowTable(PaiGowTiles, PaiGowDice, PaiGowCorrections, GameDefaults):
     State: ClassVar[type[PaiGowState]] = PaiGowState
     STATE_VERSION: ClassVar[int] = 1
     describe: ClassVar[Describer] = PaiGowDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = EVENTS
     held_help: ClassVar[str] = (
         "it clears when the tile is entered (`tablectl tile 9p`) or the round is voided "
         "(`tablectl void round --reason …`)"

@@ -33,8 +33,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import msgspec
+from tabled_client.base import Data
 
 from daemon.games.describe import Describer
+from daemon.games.roulette import events as roulette_events
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.correct import RouletteCorrections
 from daemon.games.roulette.describe import RouletteDescriber
@@ -81,6 +83,8 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections, GameDefaul
     State: ClassVar[type[RouletteState]] = RouletteState
     STATE_VERSION: ClassVar[int] = 2
     describe: ClassVar[Describer] = RouletteDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = roulette_events.EVENTS
     commands: ClassVar[dict[str, CommandSpec]] = {
         "spin.void": spec(
             "void the spin in play",

@@ -28,10 +28,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import msgspec
+from tabled_client.base import Data
 
 from daemon.games.describe import Describer
 from daemon.games.sicbo.correct import SicBoCorrections
 from daemon.games.sicbo.describe import SicBoDescriber
+from daemon.games.sicbo.events import EVENTS
 from daemon.games.sicbo.shaker import SicBoShaker
 from daemon.games.sicbo.state import IN_ROUND, R_RESHAKE, DiceState, SicBoRules
 from daemon.procedures.round import round_commands
@@ -58,6 +60,8 @@ class SicBoGame(SicBoShaker, SicBoCorrections, GameDefaults):
     State: ClassVar[type[DiceState]] = DiceState
     STATE_VERSION: ClassVar[int] = 1
     describe: ClassVar[Describer] = SicBoDescriber()
+    #: its own event types (``events.py``: the client carries them for backends)
+    events: ClassVar[dict[str, type[Data]]] = EVENTS
     result_type: ClassVar[str] = "dice.result"
     resumes_to: ClassVar[str] = "closed"
     restart_voids: ClassVar[tuple[str, ...]] = ("closed", "shaking", "paused")
