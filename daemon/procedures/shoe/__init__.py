@@ -21,6 +21,7 @@ One module per job::
     shuffler.py  the shuffler's reports: counts checked, faults, the door
     apply.py     one event folded into the state
     describe.py  how the shoe's events read (log, recall, monitor)
+    roads.py     the scoreboards ("roads") a shoe's winners draw, pure
 
 A new shoe procedure goes into the module of its job (``docs/architecture.md``).
 """

@@ -7,8 +7,8 @@ from typing import Any
 import msgspec
 
 from daemon.events import draft
-from daemon.games import roads
 from daemon.procedures.paytable import in_force
+from daemon.procedures.shoe import roads
 from daemon.procedures.shoe.state import (
     Held,
     ShoeParts,
