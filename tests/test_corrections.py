@@ -25,10 +25,10 @@ import pytest
 
 from daemon import corrections
 from daemon.capture import load
-from daemon.games import roads
 from daemon.games.paigow import rules as paigow
 from daemon.games.roulette import rules as roulette
 from daemon.games.sicbo import rules as sicbo
+from daemon.procedures.shoe import roads
 from daemon.replay import Replayer
 from daemon.table import Command
 

@@ -14,9 +14,10 @@ from tabled_client import events
 from daemon.croupier import Croupier
 from daemon.devices import DeviceSet
 from daemon.events import Event
-from daemon.games.blackjack.clock import DecisionClock, VirtualPlayers
+from daemon.games.blackjack.clock import VirtualPlayers
 from daemon.hooks import Hooks
 from daemon.listeners import Listeners, follows
+from daemon.procedures.clock import DecisionClock
 
 
 def ev(type_: str, **data: Any) -> Event:

@@ -1,7 +1,7 @@
 """The scoreboards against hand-worked shoes: long streaks, dragon tails, opening ties, derived roads.
 
 Each expected road below was worked out by hand on squared paper from the rules in
-``daemon/games/roads.py`` (the usual rules of the trade), not produced by the code.
+``daemon/procedures/shoe/roads.py`` (the usual rules of the trade), not produced by the code.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from itertools import groupby
 
 import pytest
 
-from daemon.games.roads import roads, update
+from daemon.procedures.shoe.roads import roads, update
 from daemon.tools.roads_view import Board
 
 B, P, T = "banker", "player", "tie"

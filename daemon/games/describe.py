@@ -38,7 +38,7 @@ class Describer:
     #: the scoreboards the monitor draws: "last results", or a shoe game's five roads
     boards: ClassVar[tuple[str, ...]] = ("last results",)
     #: the two sides of a game's big road (``("banker", "player")``), for a journal whose
-    #: results carry no squares of their own (``daemon/games/roads.py``)
+    #: results carry no squares of their own (``daemon/procedures/shoe/roads.py``)
     sides: ClassVar[tuple[str, ...]] = ()
     #: events that start a fresh scoreboard (a new shoe)
     fresh_board: ClassVar[frozenset[str]] = frozenset()

@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from daemon.events import Event
-from daemon.games import roads
 from daemon.games.describe import Describer, Mark
+from daemon.procedures.shoe import roads
 from daemon.subscriber import Follower, ReplayFailed
 from daemon.tools import roads_view
 

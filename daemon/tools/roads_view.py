@@ -1,7 +1,7 @@
 """The five scoreboards drawn in a terminal, from the roads a ``hand.result`` carries.
 
 Nothing here applies a road rule: the daemon publishes where every mark goes
-(:mod:`daemon.games.roads`) and this only draws it, with each game's own marks
+(:mod:`daemon.procedures.shoe.roads`) and this only draws it, with each game's own marks
 (its ``describe.py``: baccarat's B/P/T, Dragon Tiger's D/T and ``=`` for a tie),
 letters as well as colours so a terminal without colour still reads. A streak
 longer than the board is not cut: the board shows its latest columns.
@@ -43,7 +43,7 @@ class Board:
                 self.squares[name][(sq[0], sq[1])] = sq
 
     def roads(self) -> dict[str, Any]:
-        """The board in :func:`daemon.games.roads.roads`' form."""
+        """The board in :func:`daemon.procedures.shoe.roads.roads`' form."""
         out: dict[str, Any] = {"rows": self.rows, "next": self.next}
         for name in self.ROADS:
             out[name] = list(self.squares[name].values())

@@ -1,93 +1,21 @@
-"""Blackjack's timers: the decision clock, and the demo's virtual game server.
+"""Blackjack's demo game server, the virtual players (the decision clock is the procedures':
+:mod:`daemon.procedures.clock`).
 
-Both are clients of the table like the croupier: they submit commands, which
-are journaled and refused for the same reasons a person's would be, and they
-follow the committed ``table.expects`` events. Time is the event loop's
-(``call_later``), never a sleep; the table itself holds no clock — a timeout is
-the command ``decision.timeout turn=K``, refused if turn K is no longer awaited.
+A client of the table like the croupier: it submits commands, which are journaled and
+refused for the same reasons a person's would be, and follows the committed
+``table.expects`` events. Time is the event loop's (``call_later``), never a sleep.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from daemon.games.blackjack import rules as r
 from daemon.listeners import follows
+from daemon.procedures.clock import Timers
 from daemon.table import Command, Input, TableState
-
-
-class _Timers:
-    def __init__(self) -> None:
-        self._timers: dict[str, asyncio.TimerHandle] = {}
-
-    def later(self, key: str, delay: float, fn: Callable[[], None]) -> None:
-        self.cancel(key)
-        self._timers[key] = asyncio.get_running_loop().call_later(delay, self._fire, key, fn)
-
-    def _fire(self, key: str, fn: Callable[[], None]) -> None:
-        self._timers.pop(key, None)
-        fn()
-
-    def cancel(self, key: str) -> None:
-        t = self._timers.pop(key, None)
-        if t is not None:
-            t.cancel()
-
-    def close(self) -> None:
-        for t in self._timers.values():
-            t.cancel()
-        self._timers.clear()
-
-
-class DecisionClock:
-    """§3.5.3: when a box's time runs out the dealer moves on and the box stands."""
-
-    actor = "decision-clock"
-
-    def __init__(
-        self, submit: Callable[[Input], object], state: Callable[[], TableState], game: Any
-    ) -> None:
-        self.submit = submit
-        self.state = state
-        self.game = game
-        self.timers = _Timers()
-
-    def start(self, state: TableState) -> None:
-        """After a restart the box awaited gets its full time again."""
-        exp = self.game.expects(state.game)
-        rd = getattr(state.game, "round", None)
-        if exp is not None and rd is not None and exp["expects"] in ("decision", "insurance"):
-            self._arm(rd.turn, float(exp["seconds"]))
-
-    @follows("table.expects")
-    def on_events(self, events: Sequence[Any]) -> None:
-        for ev in events:
-            if ev.type != "table.expects":
-                continue
-            if (
-                ev.data.get("expects") in ("decision", "insurance")
-                and ev.data.get("turn") is not None
-            ):
-                self._arm(int(ev.data["turn"]), float(ev.data["seconds"]))
-            else:
-                self.timers.cancel("turn")
-
-    def _arm(self, turn: int, seconds: float) -> None:
-        self.timers.later(
-            "turn",
-            seconds,
-            lambda: self.submit(
-                Command(
-                    "decision.timeout", {"turn": str(turn)}, self.actor, "dealer", source="timer"
-                )
-            ),
-        )
-
-    def close(self) -> None:
-        self.timers.close()
 
 
 class VirtualPlayers:
@@ -116,7 +44,7 @@ class VirtualPlayers:
         # player takes about a third of that to decide
         self.betting = float(self.rules.settle_seconds) or 0.05
         self.think = self.betting / 3
-        self.timers = _Timers()
+        self.timers = Timers()
 
     def _cmd(self, name: str, **args: Any) -> None:
         self.submit(

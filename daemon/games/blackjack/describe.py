@@ -44,7 +44,6 @@ class BlackjackDescriber(ShoeDescriber):
         "dealer.peeked",
         "dealer.hole_card",
     }
-    routine: ClassVar[frozenset[str]] = ShoeDescriber.routine | {"table.expects"}
 
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         if type_ == "card.dealt":
@@ -58,8 +57,6 @@ class BlackjackDescriber(ShoeDescriber):
                 "dealer": " ".join(dl["cards"]),
                 "boxes": "; ".join(_box_line(b) for b in d["boxes"]),
             }
-        if type_ == "table.expects":
-            return f"next: {d['text']}", {"hand": d["hand"]}
         return super().log(type_, d)
 
     def cards(self, shown: dict[str, list[str]], type_: str, d: Mapping[str, Any]) -> bool:
@@ -72,9 +69,6 @@ class BlackjackDescriber(ShoeDescriber):
             shown["dealer"] = [d["card"] if c == "??" else c for c in shown.get("dealer", [])]
             return True
         return False
-
-    def next(self, type_: str, d: Mapping[str, Any]) -> str | None:
-        return d["text"] if type_ == "table.expects" else None
 
     def recall(self, type_: str, d: Mapping[str, Any]) -> str:
         if type_ != "hand.result":

@@ -1,7 +1,7 @@
 """Blackjack's dealer errors and their procedures (``docs/procedures.md``, blackjack).
 
 Built on the shoe procedures' machinery: a card no one may have is burned
-with its alarm (``_set_aside``), a void is the shoe's ``hand.void`` (alarms of
+with its alarm (``set_aside``), a void is the shoe's ``void_hand`` (alarms of
 the hand cleared, the shoe ended when the cut card made it the last). Where
 blackjack's rule differs from the shoe games', with its source:
 
@@ -21,13 +21,15 @@ blackjack's rule differs from the shoe games', with its source:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.games.blackjack import rules as r
-from daemon.games.blackjack.expects import Expecting
 from daemon.games.blackjack.state import Round
 from daemon.procedures.shoe import Held, ShoeState
 from daemon.table import Decision, TableState, raise_alarm
+
+if TYPE_CHECKING:
+    from daemon.games.blackjack.table import BlackjackTable
 
 R_NOT_DUE = (
     "house practice (as seed 002 for an extra card): a card drawn when none is due "
@@ -50,116 +52,116 @@ R_EXPOSED_VOID = "seed 003 part III §3.7; seed 000/001 art. 10: the round is vo
 BURN_ACTION = "set the card aside with the burn cards; clear the alarm"
 
 
-class BlackjackErrors(Expecting):
-    """What went wrong at the blackjack table, each procedure naming its source."""
+def not_due(
+    bj: BlackjackTable,
+    t: TableState,
+    s: ShoeState,
+    d: Decision,
+    h: Held,
+    exp: dict[str, Any] | None,
+    at: dict[str, Any],
+) -> None:
+    """A card drawn when none is due: burned, the round goes on (house practice, seed 002)."""
+    what = exp["text"] if exp else "nothing"
+    rd: Round = s.round  # type: ignore[attr-defined]
+    if exp is not None and exp["expects"] == "dealer-stands":
+        why = f"the dealer drew at {r.total(rd.dealer()).text()}: the dealer stands on every 17 (§4.4.2)"
+    elif exp is not None and exp["expects"] == "decision":
+        why = (
+            f"box {exp['box']} has not asked for a card (§3.5.3: the dealer waits for the decision)"
+        )
+    else:
+        why = f"no card is due (the table expects {what})"
+    bj.set_aside(
+        t,
+        d,
+        at,
+        {"card": h.card, "position": 0, "misdeal": True, "not_due": True},
+        "card-not-due",
+        f"card {h.card} drawn when none was due in round {s.hand}: {why}",
+        rule=R_NOT_DUE,
+        action=BURN_ACTION,
+        severity="warning",
+        device=h.device,
+        card=h.card,
+        hand=s.hand,
+    )
 
-    def _not_due(
-        self,
-        t: TableState,
-        s: ShoeState,
-        d: Decision,
-        h: Held,
-        exp: dict[str, Any] | None,
-        at: dict[str, Any],
-    ) -> None:
-        """A card drawn when none is due: burned, the round goes on (house practice, seed 002)."""
-        what = exp["text"] if exp else "nothing"
-        rd: Round = s.round  # type: ignore[attr-defined]
-        if exp is not None and exp["expects"] == "dealer-stands":
-            why = f"the dealer drew at {r.total(rd.dealer()).text()}: the dealer stands on every 17 (§4.4.2)"
-        elif exp is not None and exp["expects"] == "decision":
-            why = f"box {exp['box']} has not asked for a card (§3.5.3: the dealer waits for the decision)"
+
+def between_hands(
+    bj: BlackjackTable, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]
+) -> None:
+    """The table's ``card_between_hands`` hook: between rounds every card drawn is burned,
+    with an alarm (house practice, seed 002)."""
+    rd: Round | None = getattr(s, "round", None)
+    why = ""
+    if rd is not None and rd.step == "over" and rd.revealed:
+        tot = r.total(rd.dealer())
+        if not tot.bust and tot.total >= 17:
+            why = f": the dealer drew at {tot.text()} (§4.4.2: stands on every 17)"
         else:
-            why = f"no card is due (the table expects {what})"
-        self._set_aside(
-            t,
-            d,
-            at,
-            {"card": h.card, "position": 0, "misdeal": True, "not_due": True},
-            "card-not-due",
-            f"card {h.card} drawn when none was due in round {s.hand}: {why}",
-            rule=R_NOT_DUE,
-            action=BURN_ACTION,
-            severity="warning",
-            device=h.device,
-            card=h.card,
-            hand=s.hand,
-        )
+            why = f": round {s.hand} was settled"
+    bj.set_aside(
+        t,
+        d,
+        at,
+        {"hand": s.hand + 1, "position": s.extra + 1, "extra_card": True, "rule": R_BURN_NEXT},
+        "card-not-due",
+        f"card {h.card} drawn between rounds{why}",
+        rule=R_BETWEEN,
+        action=BURN_ACTION,
+        severity="warning",
+        device=h.device,
+        card=h.card,
+    )
 
-    def _extra_card(
-        self, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]
-    ) -> None:
-        """Between rounds every card drawn is burned, with an alarm (house practice, seed 002)."""
-        rd: Round | None = getattr(s, "round", None)
-        why = ""
-        if rd is not None and rd.step == "over" and rd.revealed:
-            tot = r.total(rd.dealer())
-            if not tot.bust and tot.total >= 17:
-                why = f": the dealer drew at {tot.text()} (§4.4.2: stands on every 17)"
-            else:
-                why = f": round {s.hand} was settled"
-        self._set_aside(
-            t,
-            d,
-            at,
-            {"hand": s.hand + 1, "position": s.extra + 1, "extra_card": True, "rule": R_BURN_NEXT},
-            "card-not-due",
-            f"card {h.card} drawn between rounds{why}",
-            rule=R_BETWEEN,
-            action=BURN_ACTION,
-            severity="warning",
-            device=h.device,
-            card=h.card,
-        )
 
-    def _wrong_box(
-        self,
-        t: TableState,
-        s: ShoeState,
-        d: Decision,
-        claimed: int,
-        exp: dict[str, Any],
-        dev: str | None,
-    ) -> None:
-        raise_alarm(
-            t,
-            d,
-            "card-to-box-not-betting",
-            f"a card was laid on box {claimed}, which did not bet in round {s.hand}",
-            rule=R_WRONG_BOX,
-            action=f"move the card to where the table expects it ({exp['text']}); clear the alarm",
-            severity="warning",
-            device=dev,
-            hand=s.hand,
-        )
+def wrong_box(
+    t: TableState,
+    s: ShoeState,
+    d: Decision,
+    claimed: int,
+    exp: dict[str, Any],
+    dev: str | None,
+) -> None:
+    raise_alarm(
+        t,
+        d,
+        "card-to-box-not-betting",
+        f"a card was laid on box {claimed}, which did not bet in round {s.hand}",
+        rule=R_WRONG_BOX,
+        action=f"move the card to where the table expects it ({exp['text']}); clear the alarm",
+        severity="warning",
+        device=dev,
+        hand=s.hand,
+    )
 
-    def _hole_exposed(
-        self, t: TableState, s: ShoeState, d: Decision, *, by: str, card: str | None
-    ) -> None:
-        raise_alarm(
-            t,
-            d,
-            "hole-card-exposed",
-            f"the dealer's hole card was exposed before the boxes played in round {s.hand}",
-            rule=R_EXPOSED,
-            action="the round is void and the bets are returned; clear the alarm",
-            hand=None,
-        )
-        self._void_hand(
-            t, d.state().game, d, reason="hole-card-exposed", by=by, rule=R_EXPOSED_VOID
-        )
 
-    def _void_hand(self, t: TableState, s: ShoeState, d: Decision, **kw: Any) -> None:
-        """The shoe's void, with every box's cards and the hole card's commitment opened."""
-        super()._void_hand(t, s, d, **kw)
-        rd: Round | None = getattr(s, "round", None)
-        if rd is None:
-            return
-        void = next(x for x in reversed(d.drafts) if x.type == "hand.void")
-        void.data["boxes"] = [
-            {"box": b.box, "hands": [list(h.cards) for h in b.hands]} for b in rd.boxes
-        ]
-        # A void turns the hole card over too: its commitment is always opened.
-        void.data["dealer"] = list(rd.dealer())
-        if rd.hole is not None:
-            void.data["hole"] = {"card": rd.hole, "salt": rd.salt, "commitment": rd.commitment}
+def hole_exposed(
+    bj: BlackjackTable, t: TableState, s: ShoeState, d: Decision, *, by: str, card: str | None
+) -> None:
+    raise_alarm(
+        t,
+        d,
+        "hole-card-exposed",
+        f"the dealer's hole card was exposed before the boxes played in round {s.hand}",
+        rule=R_EXPOSED,
+        action="the round is void and the bets are returned; clear the alarm",
+        hand=None,
+    )
+    bj.void_hand(t, d.state().game, d, reason="hole-card-exposed", by=by, rule=R_EXPOSED_VOID)
+
+
+def void_data(s: ShoeState) -> dict[str, Any]:
+    """The table's ``void_data`` hook: every box's cards, and the hole card's commitment
+    opened (a void turns the hole card over too)."""
+    rd: Round | None = getattr(s, "round", None)
+    if rd is None:
+        return {}
+    out: dict[str, Any] = {
+        "boxes": [{"box": b.box, "hands": [list(h.cards) for h in b.hands]} for b in rd.boxes],
+        "dealer": list(rd.dealer()),
+    }
+    if rd.hole is not None:
+        out["hole"] = {"card": rd.hole, "salt": rd.salt, "commitment": rd.commitment}
+    return out

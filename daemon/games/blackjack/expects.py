@@ -1,11 +1,12 @@
-"""What the blackjack table waits for next (``table.expects``): pure functions of the state.
+"""What the blackjack table waits for next: pure functions of the state, its ``expects`` hook's answer.
 
 One answer drives everything downstream: which box the next card from the shoe
 goes to (§3.4 dealing order, §2.7 both second cards of a split first), whose
 decision is awaited and which decisions are allowed (§3.5, §2.6, §2.7), when the
 dealer draws or stands (§4.4), and what a dealer display, the stack light and
 ``tablectl monitor`` show. Card placement and the refusals ask it, so the order
-of play is written once.
+of play is written once; the shoe procedure publishes it as ``table.expects``
+(:mod:`daemon.procedures.shoe.expects`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 from daemon.games.blackjack import rules as r
 from daemon.games.blackjack.state import BlackjackRules, Hand, Round
 from daemon.procedures.shoe import ShoeState
-from daemon.procedures.shoe.state import ShoeParts
 
 
 def expects(rules: BlackjackRules, s: ShoeState) -> dict[str, Any] | None:
@@ -132,38 +132,7 @@ def in_play(rd: Round) -> bool:
     return False
 
 
-_UNKNOWN: Any = object()
-
-
-def _copy(exp: dict[str, Any]) -> dict[str, Any]:
-    """An answer of :func:`expects` that shares no list with ``exp``."""
-    return {k: list(v) if isinstance(v, list) else v for k, v in exp.items()}
-
-
-class Expecting(ShoeParts):
-    """What each part of the blackjack table (its mixins) shares: the rules and what is next."""
-
-    rules: BlackjackRules
-    #: :meth:`expects`' last answers, by phase and round (the table's ``__init__`` makes it)
-    _expects_memo: dict[tuple[str, Any], dict[str, Any] | None]
-
-    def expects(self, s: ShoeState) -> dict[str, Any] | None:
-        """What the table waits for now (:func:`expects`), as ``table.expects`` publishes it.
-
-        A function of the phase and the round alone, asked three or four times an input
-        (before, each step of the advance, after, the card's placement): kept by their
-        value for the last few, and each caller gets its own copy.
-        """
-        key = (s.phase, getattr(s, "round", None))
-        memo = self._expects_memo
-        got = memo.get(key, _UNKNOWN)
-        if got is _UNKNOWN:
-            got = expects(self.rules, s)
-            if len(memo) >= 8:
-                memo.clear()
-            memo[key] = got
-        return None if got is None else _copy(got)
-
-    def _now(self, s: ShoeState) -> str:
-        exp = self.expects(s)
-        return exp["text"] if exp else self.phase_text(s)
+def now_text(bj: Any, s: ShoeState) -> str:
+    """What the table waits for, in words, for a refusal: the answer's text or the phase's."""
+    exp = bj.expects(s)
+    return exp["text"] if exp else bj.phase_text(s)

@@ -15,7 +15,7 @@ from daemon.games.blackjack import rules as r
 from daemon.games.blackjack.state import BlackjackRules, Box, Round
 from daemon.procedures.paytable import in_force
 from daemon.procedures.shoe import ShoeState
-from daemon.procedures.shoe.dealing import end_shoe_after
+from daemon.procedures.shoe.cut_card import end_shoe_after
 from daemon.table import Decision
 
 R_REVEAL = (

@@ -3,16 +3,18 @@
 Every shoe procedure — start burn, cut card (4 decks from the back, §3.3),
 unreadable card, face-up card, card inventory, voids, card before betting
 closed, system failure — is :class:`~daemon.procedures.shoe.ShoeGame`'s; the
-blackjack round is built on it, one module per job:
+blackjack round plugs into its public hooks (``docs/architecture.md``, "A game
+dealt from a shoe"), one module per job:
 
     state.py     the house rules, the round's state and its apply (one event folded in)
-    expects.py   what the table waits for next (``table.expects``): order of play, decisions allowed
-    dealing.py   each card to the box that is next; the hole card sealed as a commitment
-    errors.py    dealer errors and their procedures, on the shoe's machinery
-    commands.py  the boxes' decisions, insurance, the peek, the decision clock's timeout
+    expects.py   what the table waits for next (the ``expects`` hook): order of play, decisions allowed
+    dealing.py   the ``place`` hook: each card to the box that is next; the hole card sealed
+    errors.py    the ``card_between_hands`` and ``void_data`` hooks, dealer errors
+    commands.py  the ``command`` hook: the boxes' decisions, insurance, the peek, the timeout
     settle.py    the reveal and the settlement of every box
     commitments.py  the hole card's commitment, and the check that its secret rows open it
-    table.py     this class: decide (and the steps that need no one), apply, the views
+    clock.py     the demo's virtual players (the decision clock is the procedures')
+    table.py     this class: the hooks joined, the steps that need no one, apply, the views
 
 After every input the table publishes what it expects next (``table.expects``),
 the one thing a dealer display, the stack light and ``tablectl monitor`` follow.
@@ -28,16 +30,17 @@ from typing import Any, ClassVar
 import msgspec
 from tabled_client.base import Data
 
-from daemon.games.blackjack.commands import COMMANDS, BlackjackCommands
+from daemon.games.blackjack import dealing, errors
+from daemon.games.blackjack.commands import COMMANDS
+from daemon.games.blackjack.commands import command as round_command
 from daemon.games.blackjack.commitments import check_secrets, commitment
-from daemon.games.blackjack.dealing import BlackjackDealing
 from daemon.games.blackjack.describe import BlackjackDescriber
-from daemon.games.blackjack.errors import BlackjackErrors
 from daemon.games.blackjack.events import EVENTS
+from daemon.games.blackjack.expects import expects
 from daemon.games.blackjack.settle import public_round, reveal, settle
 from daemon.games.blackjack.state import BlackjackRules, BlackjackState, Round, apply_round
 from daemon.games.describe import Describer
-from daemon.procedures.shoe import ShoeGame, ShoeRules, ShoeState
+from daemon.procedures.shoe import Held, ShoeGame, ShoeRules, ShoeState
 from daemon.procedures.shoe.apply import took_out
 from daemon.table import Command, CommandSpec, Decision, DeviceReading, Input, TableState
 from drivers.cards import CardError
@@ -53,11 +56,21 @@ class _NoHands:
     boxes: ClassVar[tuple[str, ...]] = ()
 
 
-class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeGame):
+_UNKNOWN: Any = object()
+
+
+def _copy(exp: dict[str, Any]) -> dict[str, Any]:
+    """An answer of :func:`expects` that shares no list with ``exp``."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in exp.items()}
+
+
+class BlackjackTable(ShoeGame):
     name: ClassVar[str] = "blackjack"
     Rules: ClassVar[type[ShoeRules]] = BlackjackRules
     State: ClassVar[type[ShoeState]] = BlackjackState
     hand_rules: ClassVar[Any] = _NoHands()
+    #: the waits the table numbers (``turn``) and the decision clock times
+    numbered: ClassVar[frozenset[str]] = frozenset({"decision", "insurance"})
 
     describe: ClassVar[Describer] = BlackjackDescriber()
     #: its own event types (``events.py``: the client carries them for backends)
@@ -81,29 +94,50 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
         self.rules: BlackjackRules = rules  # type: ignore[assignment]
         #: the key the hole card's salt is derived from; random per process, fixed for replays
         self.salt_key = secrets.token_bytes(32)
-        self._expects_memo = {}
+        #: :meth:`expects`' last answers, by phase and round
+        self._expects_memo: dict[tuple[str, Any], dict[str, Any] | None] = {}
 
     def initial(self) -> BlackjackState:
         return BlackjackState()
 
-    # ============================================================ decide
+    # ============================================================ the hooks
 
-    def decide(self, t: TableState, inp: Input, d: Decision) -> None:
-        before = self.expects(t.game)
-        super().decide(t, inp, d)
-        if d.refused is not None or not d.drafts:
-            return
-        self._advance(d)
-        now: TableState = d.state()
-        after = self.expects(now.game)
-        if after is not None and after != before:
-            s = now.game
-            rd: Round = s.round
-            if after["expects"] in ("decision", "insurance"):
-                after = {**after, "turn": rd.turn + 1}
-            d.add("table.expects", shoe=s.shoe, hand=s.hand, **after)
+    def expects(self, s: ShoeState) -> dict[str, Any] | None:
+        """What the table waits for now (:func:`.expects.expects`), as ``table.expects`` publishes it.
 
-    def _advance(self, d: Decision) -> None:
+        A function of the phase and the round alone, asked three or four times an input
+        (before, each step of the advance, after, the card's placement): kept by their
+        value for the last few, and each caller gets its own copy.
+        """
+        key = (s.phase, getattr(s, "round", None))
+        memo = self._expects_memo
+        got = memo.get(key, _UNKNOWN)
+        if got is _UNKNOWN:
+            got = expects(self.rules, s)
+            if len(memo) >= 8:
+                memo.clear()
+            memo[key] = got
+        return None if got is None else _copy(got)
+
+    def turn(self, s: ShoeState) -> int:
+        rd: Round | None = getattr(s, "round", None)
+        return 0 if rd is None else rd.turn
+
+    def place(self, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]) -> None:
+        dealing.place(self, t, s, d, h, at)
+
+    def card_between_hands(
+        self, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]
+    ) -> None:
+        errors.between_hands(self, t, s, d, h, at)
+
+    def command(self, t: TableState, s: ShoeState, c: Command, d: Decision) -> None:
+        round_command(self, t, s, c, d)
+
+    def void_data(self, s: ShoeState) -> dict[str, Any]:
+        return errors.void_data(s)
+
+    def advance(self, d: Decision) -> None:
         """The steps that need no one: the reveal once every box is done, the dealer standing."""
         for _ in range(4):
             t: TableState = d.state()
@@ -130,8 +164,6 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
             s = took_out(s, data.get("card") or (data.get("secret") or {}).get("card"), data)
             return rep(s, round=apply_round(s.round, type_, data, self.rules))  # type: ignore[attr-defined]
         out = super().apply(s, type_, data)
-        if not isinstance(out, BlackjackState):  # the shoe procedures start a shoe afresh
-            out = BlackjackState(**msgspec.structs.asdict(out))
         rd = apply_round(out.round, type_, data, self.rules)
         if type_ in ("hand.void", "shoe.started", "shoe.void"):
             rd = None
@@ -141,7 +173,8 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
 
     def helpers(self, submit: Any, state: Any) -> list[Any]:
         """The decision clock, and with ``virtual_players`` the demo's game server (:mod:`.clock`)."""
-        from daemon.games.blackjack.clock import DecisionClock, VirtualPlayers
+        from daemon.games.blackjack.clock import VirtualPlayers
+        from daemon.procedures.clock import DecisionClock
 
         out: list[Any] = [DecisionClock(submit, state, self)]
         if self.rules.virtual_players:
@@ -198,5 +231,4 @@ class BlackjackTable(BlackjackCommands, BlackjackDealing, BlackjackErrors, ShoeG
         out["cards"] = {}
         rd: Round | None = getattr(s, "round", None)
         out["round"] = None if rd is None else public_round(rd)
-        out["expects"] = self.expects(s)
         return out

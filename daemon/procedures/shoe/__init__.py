@@ -14,13 +14,17 @@ Phases::
 One module per job::
 
     state.py     the house rules (ShoeRules), the state (ShoeState), the hand plug (HandRules)
-    game.py      ShoeGame: decide hands each input to the part whose job it is
+    game.py      ShoeGame: decide hands each input to the part whose job it is; the hooks
     commands.py  operator commands (betting, shoe change, card entry, voids)
-    dealing.py   cards from the shoe: burn, demo hands, boxes, extra cards, the cut card
+    dealing.py   cards from the shoe: burn, demo hands, boxes, extra cards; the hooks place
+                 and card_between_hands
+    cut_card.py  the cut card: the shoe's last hand
+    expects.py   table.expects: what the table waits for (the game's expects hook), published
     errors.py    dealer errors: pauses, exposed cards, voids, a lost card reader
     shuffler.py  the shuffler's reports: counts checked, faults, the door
     apply.py     one event folded into the state
     describe.py  how the shoe's events read (log, recall, monitor)
+    roads.py     the scoreboards ("roads") a shoe's winners draw, pure
 
 A new shoe procedure goes into the module of its job (``docs/architecture.md``).
 """

@@ -34,9 +34,15 @@ def _taken(s: ShoeState, card: str | None, data: dict[str, Any]) -> dict[str, An
 
 
 def apply(
-    rules: ShoeRules, boxes_of: tuple[str, ...], s: ShoeState, type_: str, data: dict[str, Any]
+    rules: ShoeRules,
+    boxes_of: tuple[str, ...],
+    s: ShoeState,
+    type_: str,
+    data: dict[str, Any],
+    result_type: str = "hand.result",
 ) -> ShoeState:
-    """Fold one event into the shoe's state: the journal rebuilds it exactly."""
+    """Fold one event into the shoe's state: the journal rebuilds it exactly (``result_type``:
+    the game's result event, which settles the hand)."""
     rep = msgspec.structs.replace
     if type_ == "card.dealt":
         card, box = data["card"], data["box"]
@@ -111,7 +117,7 @@ def apply(
     if type_ == "hand.demo":
         phase = "demo" if data["hand"] < rules.demo_hands else "settling"
         return rep(s, phase=phase, demo=False, boxes={})
-    if type_ == "hand.result":
+    if type_ == result_type:
         phase = (
             "shoe-ended" if s.last_hand is not None and data["hand"] >= s.last_hand else "settling"
         )

@@ -70,7 +70,9 @@ SHOE_ALARMS = frozenset({"card-out-of-play", "cut-card-unexpected", "too-many-ex
 class ShoeCommands(ShoeParts):
     """Operator, croupier and button commands: betting, shoe change, cards entered, voids."""
 
-    def _command(self, t: TableState, s: ShoeState, c: Command, d: Decision) -> None:
+    def shoe_command(self, t: TableState, s: ShoeState, c: Command, d: Decision) -> None:
+        """The shoe's own commands (:data:`COMMANDS`): a game's ``command`` hook hands on
+        those it does not handle itself."""
         n, by = c.name, c.actor
         reason = str(c.args.get("reason") or "")
         if n == "betting.open":
@@ -184,13 +186,13 @@ class ShoeCommands(ShoeParts):
                 )
                 d.refused = f"no hand is in play to void (the table is {self.phase_text(s)}){extra}"
                 return
-            self._void_hand(t, s, d, reason=reason or "supervisor", by=by)
+            self.void_hand(t, s, d, reason=reason or "supervisor", by=by)
         elif n == "shoe.void":
             if s.phase in ("no-shoe", "shoe-ended"):
                 d.refused = f"there is no shoe in play to void (the table is {self.phase_text(s)})"
                 return
             if s.phase in IN_HAND:
-                self._void_hand(t, s, d, reason=reason or "shoe voided", by=by, end_shoe=False)
+                self.void_hand(t, s, d, reason=reason or "shoe voided", by=by, end_shoe=False)
             d.add(
                 "shoe.void",
                 shoe=s.shoe,

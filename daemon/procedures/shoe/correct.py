@@ -16,7 +16,7 @@ import msgspec
 
 from daemon import corrections
 from daemon.corrections import CorrectionError
-from daemon.games import roads
+from daemon.procedures.shoe import roads
 from daemon.procedures.shoe.state import ShoeParts, ShoeState
 from drivers.cards import CardError, card
 

@@ -7,10 +7,11 @@ from typing import Any, ClassVar
 import msgspec
 
 from daemon.events import draft
-from daemon.games import roads
 from daemon.procedures import hold
 from daemon.procedures.hold import READ, HoldEvents, Origin
 from daemon.procedures.paytable import in_force
+from daemon.procedures.shoe import roads
+from daemon.procedures.shoe.cut_card import end_shoe_after
 from daemon.procedures.shoe.state import (
     Held,
     ShoeParts,
@@ -26,17 +27,7 @@ from daemon.table import (
     raise_or_repeat,
 )
 
-R_LAST_HAND = "seed 000/001 art. 3.1: the cut card's hand was the last"
-
-
-def end_shoe_after(
-    s: ShoeState, d: Decision, hand: int, *, cards_out: int, rule: str = R_LAST_HAND
-) -> None:
-    """Hand ``hand`` is over (settled or void): when the cut card made it the last, so is the shoe."""
-    if s.last_hand is not None and hand >= s.last_hand:
-        d.add(
-            "shoe.ended", shoe=s.shoe, hands=hand, reason="cut-card", cards_out=cards_out, rule=rule
-        )
+R_FACE_UP = "seed 000/001 art. 4: a reversed card stands"
 
 
 class ShoeDealing(ShoeParts):
@@ -147,11 +138,14 @@ class ShoeDealing(ShoeParts):
         """Assign one card in shoe order: burn, hand card, extra card or misdeal."""
         card = h.card
         assert card is not None
-        at = self._at(s, h, by=by, entered=entered)  # a fresh dict: the card goes on its end
+        at = self.origin(s, h, by=by, entered=entered)  # a fresh dict: the card goes on its end
+        p = s.phase
+        if p == "dealing" and not s.burn_incomplete and s.burn_due <= 0:
+            self.place(t, s, d, h, at)  # the hand in play: the game's hook
+            return
         at["card"] = card
         if h.face_up:
-            at["face_up_rule"] = "seed 000/001 art. 4: a reversed card stands"
-        p = s.phase
+            at["face_up_rule"] = R_FACE_UP
         if p == "burning":
             if s.burn_first_pending:
                 due = burn_count(card)
@@ -170,7 +164,7 @@ class ShoeDealing(ShoeParts):
                     rule=self._burn_rule(),
                 )
         elif p == "betting":
-            self._set_aside(
+            self.set_aside(
                 t,
                 d,
                 at,
@@ -189,7 +183,7 @@ class ShoeDealing(ShoeParts):
                 d.add("hand.started", shoe=s.shoe, hand=s.demo_hand + 1, demo=True)
             self._deal(s, d, at, hand=s.demo_hand + (0 if s.demo else 1), demo=True)
         elif p == "settling":
-            self._extra_card(t, s, d, h, at)
+            self.card_between_hands(t, s, d, h, at)
         elif p == "dealing":
             if s.burn_incomplete:
                 d.add("card.dealt", hand=s.hand, box="void", position=1, **at)
@@ -210,7 +204,7 @@ class ShoeDealing(ShoeParts):
                     by="table",
                     rule="seed 002: a new shoe is needed",
                 )
-            elif s.burn_due > 0:
+            else:  # s.burn_due > 0 (a hand's card went to the hook above)
                 d.add(
                     "card.dealt",
                     hand=s.hand,
@@ -219,51 +213,25 @@ class ShoeDealing(ShoeParts):
                     rule="seed 000/001 art. 8; seed 002: burn before the hand",
                     **at,
                 )
-            else:
-                self._deal(s, d, at, hand=s.hand, demo=False)
 
-    @staticmethod
-    def _at(s: ShoeState, h: Held, *, by: str | None, entered: bool) -> dict[str, Any]:
-        """Where a card came from, as every ``card.dealt`` of it says (its place aside)."""
-        at: dict[str, Any] = {
-            "shoe": s.shoe,
-            "shoe_position": s.out + 1,
-            "device": h.device,
-            "face_up": h.face_up,
-        }
-        if h.claimed_box is not None:
-            at["claimed_box"] = h.claimed_box
-        if entered:
-            at["entered_by"] = by
-        return at
+    # ------------------------------------------------ hooks: a game may override these
 
-    @staticmethod
-    def _set_aside(
-        t: TableState,
-        d: Decision,
-        at: dict[str, Any],
-        place: dict[str, Any],
-        kind: str,
-        message: str,
-        **alarm: Any,
-    ) -> None:
-        """A card no one may have, burned with the alarm that says why (``place``: its
-        ``card.dealt`` fields beside ``at``: hand, position, the flags that mark it)."""
-        aid = raise_alarm(t, d, kind, message, **alarm)
-        d.add("card.dealt", box="burn", alarm=aid, **place, **at)
+    def place(self, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]) -> None:
+        """Hook: a card of the hand in play (dealing, nothing left to burn), ``at`` its
+        :meth:`origin`. The default deals it to the box ``hand_rules.next_box`` names and
+        settles the hand with ``hand_rules.result`` once no box is due; a game whose dealing
+        follows its players' decisions places it itself (``docs/architecture.md``)."""
+        at["card"] = h.card
+        if h.face_up:
+            at["face_up_rule"] = R_FACE_UP
+        self._deal(s, d, at, hand=s.hand, demo=False)
 
-    def _burn_rule(self) -> str:
-        r = self.rules.start_burn
-        if r == "first-card":
-            return "seed 000/001 art. 2.1, seed 002, seed 004: the first card's value says how many to burn"
-        if r == "decks":
-            return "seed 000/001 art. 2.1: as many cards as decks"
-        return f"house rule {r}"
-
-    def _extra_card(
+    def card_between_hands(
         self, t: TableState, s: ShoeState, d: Decision, h: Held, at: dict[str, Any]
     ) -> None:
-        """seed 002: an extra card burns for the next hand; a second is the next hand's first card."""
+        """Hook: a card drawn between hands, when none is due (``at``: its :meth:`origin` and
+        ``card``). The default is seed 002's: the first extra card burns for the next hand,
+        the second is its first card, a third is a dealing error set aside with an alarm."""
         n = s.extra + 1
         burns = max(1, self.rules.burn_between_hands)
         if n <= burns:
@@ -288,7 +256,7 @@ class ShoeDealing(ShoeParts):
                 **at,
             )
         else:
-            self._set_aside(
+            self.set_aside(
                 t,
                 d,
                 at,
@@ -301,6 +269,46 @@ class ShoeDealing(ShoeParts):
                 device=h.device,
                 card=h.card,
             )
+
+    # ------------------------------------------------ the machinery a game's hooks use
+
+    @staticmethod
+    def origin(s: ShoeState, h: Held, *, by: str | None, entered: bool) -> dict[str, Any]:
+        """Where a card came from, as every ``card.dealt`` of it says (its place aside)."""
+        at: dict[str, Any] = {
+            "shoe": s.shoe,
+            "shoe_position": s.out + 1,
+            "device": h.device,
+            "face_up": h.face_up,
+        }
+        if h.claimed_box is not None:
+            at["claimed_box"] = h.claimed_box
+        if entered:
+            at["entered_by"] = by
+        return at
+
+    @staticmethod
+    def set_aside(
+        t: TableState,
+        d: Decision,
+        at: dict[str, Any],
+        place: dict[str, Any],
+        kind: str,
+        message: str,
+        **alarm: Any,
+    ) -> None:
+        """A card no one may have, burned with the alarm that says why (``place``: its
+        ``card.dealt`` fields beside ``at``: hand, position, the flags that mark it)."""
+        aid = raise_alarm(t, d, kind, message, **alarm)
+        d.add("card.dealt", box="burn", alarm=aid, **place, **at)
+
+    def _burn_rule(self) -> str:
+        r = self.rules.start_burn
+        if r == "first-card":
+            return "seed 000/001 art. 2.1, seed 002, seed 004: the first card's value says how many to burn"
+        if r == "decks":
+            return "seed 000/001 art. 2.1: as many cards as decks"
+        return f"house rule {r}"
 
     def _deal(
         self, s: ShoeState, d: Decision, at: dict[str, Any], *, hand: int, demo: bool
@@ -334,55 +342,3 @@ class ShoeDealing(ShoeParts):
         data["paytable"] = in_force(self.name, self.rules)
         d.drafts.append(draft("hand.result", data))  # ours, fresh: no copy into keywords
         end_shoe_after(s, d, hand, cards_out=s.out + 1)
-
-    def _cut_card(self, t: TableState, s: ShoeState, d: Decision, source: str) -> None:
-        if self.rules.continuous_shuffler or s.phase in ("no-shoe", "shoe-ended") or s.cut_card_out:
-            why = (
-                "a continuous shuffler has no cut card (seed 000/001 art. 2.3)"
-                if self.rules.continuous_shuffler
-                else "no shoe is in play"
-                if s.phase == "no-shoe"
-                else "the cut card is already out"
-                if s.cut_card_out
-                else f"shoe {s.shoe} has already ended"
-            )
-            raise_alarm(
-                t,
-                d,
-                "cut-card-unexpected",
-                f"cut card reported but {why}",
-                rule="one cut card per shoe",
-                action="check the shoe and the report's source",
-                severity="warning",
-                device=source,
-            )
-            return
-        if s.phase in ("dealing", "paused") and self.rules.cut_card_rule == "last-hand":
-            last, why = (
-                s.hand,
-                "seed 000/001 art. 3.1: the hand in which the cut card appears is the last",
-            )
-        elif s.phase in ("dealing", "paused"):
-            last, why = s.hand + 1, "house rule one-more-hand: one more hand after the cut card's"
-        else:
-            # seed 000/001 art. 3.1: a cut card between hands (betting open for the next hand
-            # included: none of its cards is out) belongs to the next hand
-            nxt = s.hand if s.phase == "betting" else s.hand + 1
-            if self.rules.cut_card_rule == "last-hand":
-                last = nxt
-                why = "seed 000/001 art. 3.1: a cut card between hands makes the next hand the last"
-            else:
-                last = nxt + 1
-                why = (
-                    "seed 000/001 art. 3.1: a cut card between hands belongs to the next hand; "
-                    "house rule one-more-hand: one more hand after it"
-                )
-        d.add(
-            "shoe.cut_card",
-            shoe=s.shoe,
-            hand=s.hand,
-            last_hand=last,
-            source=source,
-            rule=why,
-            cards_out=s.out,
-        )

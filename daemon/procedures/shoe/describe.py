@@ -24,7 +24,12 @@ class ShoeDescriber(Describer):
     sides: ClassVar[tuple[str, ...]] = ("banker", "player")
     where: ClassVar[tuple[str, ...]] = ("shoe", "hand", "cards_out")
     fresh_board: ClassVar[frozenset[str]] = frozenset({"shoe.started"})
-    routine: ClassVar[frozenset[str]] = Describer.routine | {"card.dealt", "card.held"}
+    #: ``table.expects`` is routine: a game answering the ``expects`` hook publishes it often
+    routine: ClassVar[frozenset[str]] = Describer.routine | {
+        "card.dealt",
+        "card.held",
+        "table.expects",
+    }
     phases: ClassVar[Mapping[str, str]] = {
         **Describer.phases,
         "shoe.started": "burning",
@@ -37,7 +42,13 @@ class ShoeDescriber(Describer):
     def log(self, type_: str, d: Mapping[str, Any]) -> LogLine | None:
         if type_ == "card.dealt":
             return f"card {d['card']} → {d['box']}", {"hand": d["hand"]}
+        if type_ == "table.expects":
+            return f"next: {d['text']}", {"hand": d["hand"]}
         return None
+
+    def next(self, type_: str, d: Mapping[str, Any]) -> str | None:
+        """What the table waits for (``table.expects``, :mod:`daemon.procedures.shoe.expects`)."""
+        return d["text"] if type_ == "table.expects" else None
 
     def line(self, type_: str, d: Mapping[str, Any]) -> str | None:
         if type_ == "card.dealt":

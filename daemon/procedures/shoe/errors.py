@@ -82,7 +82,7 @@ class DealerErrors(ShoeParts):
                 during="betting",
                 rule="seed 004 §4: a card exposed during betting voids the hand",
             )
-            self._void_hand(
+            self.void_hand(
                 t,
                 s,
                 d,
@@ -109,7 +109,7 @@ class DealerErrors(ShoeParts):
                 rule="seed 004 §4: a card exposed after betting closed does not affect the game",
             )
 
-    def _void_hand(
+    def void_hand(
         self,
         t: TableState,
         s: ShoeState,
@@ -120,6 +120,8 @@ class DealerErrors(ShoeParts):
         rule: str = "seed 000/001 art. 10; seed 004 §6: a supervisor voids the hand",
         end_shoe: bool = True,
     ) -> None:
+        """The hand in play void: its alarms cleared, the shoe ended when the cut card made it
+        the last. A game's :meth:`void_data` adds what its hand held (blackjack's boxes)."""
         hand = s.demo_hand if s.demo else s.hand
         d.add(
             "hand.void",
@@ -132,6 +134,7 @@ class DealerErrors(ShoeParts):
             # out of play with it, never the next hand's
             cards={k: list(v) for k, v in _hand_cards(self.hand_rules.boxes, s).items()},
             demo=s.demo,
+            **self.void_data(s),
         )
         # The void settles the alarms that were about this hand (a misdeal, a card to enter).
         for a in t.alarms.values():

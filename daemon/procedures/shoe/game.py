@@ -1,16 +1,31 @@
-"""The shoe game: every shoe procedure joined into the one game class a shoe game subclasses."""
+"""The shoe game: every shoe procedure joined into the one game class a shoe game subclasses.
+
+A game builds on it with its public hooks, each a method with the shoe games' default
+(``docs/architecture.md``, "A game dealt from a shoe"): ``place`` (a card of the hand in
+play), ``card_between_hands`` (a card out of turn between hands), ``command`` (its own
+commands, the rest to ``shoe_command``), ``expects``/``numbered``/``turn`` (what the
+table waits for, published as ``table.expects``), ``advance`` (the steps that need no
+one), ``void_data`` (what its ``hand.void`` adds), ``carry`` (its own state across a new
+shoe) and ``result_type`` (the event that settles a hand). The machinery they use is
+public too: ``origin``, ``set_aside``, ``void_hand``, ``phase_text``,
+:func:`~.cut_card.end_shoe_after`, :func:`~.apply.took_out`.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import msgspec
+
 from daemon.games.describe import Describer
 from daemon.procedures.shoe.apply import apply
 from daemon.procedures.shoe.commands import COMMANDS, ShoeCommands
 from daemon.procedures.shoe.correct import ShoeCorrections, corrected
+from daemon.procedures.shoe.cut_card import ShoeCutCard
 from daemon.procedures.shoe.dealing import ShoeDealing
 from daemon.procedures.shoe.describe import ShoeDescriber
 from daemon.procedures.shoe.errors import DealerErrors
+from daemon.procedures.shoe.expects import publish
 from daemon.procedures.shoe.shuffler import SHUFFLER_READINGS, ShoeShuffler
 from daemon.procedures.shoe.state import (
     HandRules,
@@ -39,7 +54,13 @@ from drivers.readings import (
 
 
 class ShoeGame(
-    ShoeCommands, ShoeShuffler, ShoeDealing, DealerErrors, ShoeCorrections, GameDefaults
+    ShoeCommands,
+    ShoeShuffler,
+    ShoeDealing,
+    ShoeCutCard,
+    DealerErrors,
+    ShoeCorrections,
+    GameDefaults,
 ):
     """A card game dealt from a shoe: the table's game for Baccarat and Dragon Tiger."""
 
@@ -53,12 +74,48 @@ class ShoeGame(
     #: the rule a system-failure void cites: the game's own section of the seed
     system_failure_rule: ClassVar[str] = "seed 003 §2.1.8: a system failure voids the hand in play"
 
+    #: the event that settles a hand (the default ``place`` publishes ``hand.result``; a game
+    #: that places its own cards may settle with an event type of its own)
+    result_type: ClassVar[str] = "hand.result"
+    #: the kinds of ``expects`` answer that are waits the table numbers (``turn``)
+    numbered: ClassVar[frozenset[str]] = frozenset()
+
     def __init__(self, rules: ShoeRules) -> None:
         self.rules = rules
         self.full = shoe_composition(rules.decks)
+        # a game that answers ``expects`` has it asked around every input; others never
+        self._expecting = type(self).expects is not ShoeGame.expects
 
     def initial(self) -> ShoeState:
-        return ShoeState()
+        return self.State()
+
+    # ------------------------------------------------ hooks: a game may override these
+
+    def expects(self, s: ShoeState) -> dict[str, Any] | None:
+        """Hook: what the table waits for now (:mod:`daemon.procedures.shoe.expects`); the
+        shoe games wait for nothing a device does not report by itself."""
+        return None
+
+    def turn(self, s: ShoeState) -> int:
+        """Hook: the number of the last wait published (folded from ``table.expects``)."""
+        return 0
+
+    def advance(self, d: Decision) -> None:
+        """Hook: after an input's events, the steps that need no one (blackjack's reveal)."""
+
+    def command(self, t: TableState, s: ShoeState, c: Command, d: Decision) -> None:
+        """Hook: one command; a game handles its own and hands the rest to ``shoe_command``."""
+        self.shoe_command(t, s, c, d)
+
+    def void_data(self, s: ShoeState) -> dict[str, Any]:
+        """Hook: what the game's ``hand.void`` says beside the shoe's fields (default: nothing)."""
+        return {}
+
+    def carry(self, s: ShoeState) -> dict[str, Any]:
+        """Hook: the game's own state a new shoe keeps (default: every field of the game's
+        ``State`` that is not the shoe's, as it is; the shoe's own start afresh)."""
+        own = (f for f in s.__struct_fields__ if f not in ShoeState.__struct_fields__)
+        return {f: getattr(s, f) for f in own}
 
     def held_alarm(self, s: ShoeState) -> str | None:
         """The alarm a paused hand waits on, which only its own commands may settle."""
@@ -80,9 +137,21 @@ class ShoeGame(
             "last_hand": s.last_hand,
             "paused": s.paused,
             "results": s.results,
+            "expects": self.expects(s),
         }
 
     def decide(self, t: TableState, inp: Input, d: Decision) -> None:
+        if not self._expecting:
+            self._decide(t, inp, d)
+            return
+        before = self.expects(t.game)
+        self._decide(t, inp, d)
+        if d.refused is not None or not d.drafts:
+            return
+        self.advance(d)
+        publish(self, before, d)
+
+    def _decide(self, t: TableState, inp: Input, d: Decision) -> None:
         s: ShoeState = t.game
         if isinstance(inp, DeviceReading):
             r, dev = inp.reading, inp.device
@@ -110,7 +179,7 @@ class ShoeGame(
             elif isinstance(r, SHUFFLER_READINGS):
                 self._shuffler(t, s, d, dev, r)
         elif isinstance(inp, Command):
-            self._command(t, s, inp, d)
+            self.command(t, s, inp, d)
         elif isinstance(inp, DeviceHealth) and inp.device in s.readers:
             self._reader_health(t, s, d, inp)
 
@@ -118,7 +187,7 @@ class ShoeGame(
         """seed 003 §2.1.8: when the house says so, a system failure voids the hand in play."""
         s: ShoeState = t.game
         if self.rules.system_failure_voids_hand and s.phase in ("dealing", "paused"):
-            self._void_hand(
+            self.void_hand(
                 t,
                 s,
                 d,
@@ -130,4 +199,7 @@ class ShoeGame(
     def apply(self, s: ShoeState, type_: str, data: dict[str, Any]) -> ShoeState:
         if type_ == "result.corrected":
             return corrected(s, data)
-        return apply(self.rules, self.hand_rules.boxes, s, type_, data)
+        out = apply(self.rules, self.hand_rules.boxes, s, type_, data, self.result_type)
+        if type_ == "shoe.started" and type(s) is not ShoeState:
+            return type(s)(**msgspec.structs.asdict(out), **self.carry(s))
+        return out

@@ -96,7 +96,7 @@ class ShoeShuffler(ShoeParts):
                 device=dev,
             )
             if s.phase in IN_HAND and not s.demo:
-                self._void_hand(
+                self.void_hand(
                     t,
                     s,
                     d,
