@@ -26,10 +26,7 @@ THIRD_PARTY = sorted(
 )
 
 #: games still on a procedure's private names, and why (each an expected failure)
-NOT_YET = {
-    "paigow": "the round procedure (daemon/procedures/round.py) has no public hooks yet",
-    "sicbo": "the round procedure (daemon/procedures/round.py) has no public hooks yet",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _private(name: str) -> bool:
@@ -133,7 +130,7 @@ def test_blackjack_and_the_third_party_war_game_are_checked():
 def test_the_check_can_fail():
     """An import, an override and a reach of a private name are each found."""
     private = private_names()
-    assert {"_card", "_pause", "_deal"} <= private
+    assert {"_resume", "_deal"} <= private
     game = (
         "from daemon.procedures.shoe.dealing import _R\n"
         "from daemon.procedures.shoe import ShoeGame\n"
@@ -141,7 +138,7 @@ def test_the_check_can_fail():
         "    pass\n"
         "class G(Base):\n"
         "    def _deal(self, s, d, at, *, hand, demo):\n"
-        "        self._pause(1)\n"
+        "        self._resume(1)\n"
         "    def place(self, t, s, d, h, at):\n"
         "        self.set_aside(t, d, at, {}, 'k', 'm')\n"
         "class Own:\n"
@@ -152,5 +149,5 @@ def test_the_check_can_fail():
     assert [x.split(" ", 1)[1] for x in found] == [
         "imports _R",
         "G overrides _deal",
-        "reaches ._pause",
+        "reaches ._resume",
     ], found
