@@ -70,8 +70,18 @@ async function main() {
   sub.connect(publish);
   sub.subscribe(`${table}.`);
   let started = false;
+  let silent = 0;
   while (state.events < want) {
-    const [topic, raw] = await sub.receive();
+    // no frame for 10 s: the table is down or restarting (a loaded machine may take longer
+    // than that to start it), so a backend goes on waiting; only a long silence ends this one
+    let topic, raw;
+    try {
+      [topic, raw] = await sub.receive();
+    } catch (e) {
+      if (e.code !== "EAGAIN" || ++silent > 12) throw e;
+      continue;
+    }
+    silent = 0;
     const t = topic.toString();
     if (t === `${table}.heartbeat` || t === `${table}.journal.state`) {
       const frame = JSON.parse(raw.toString());
