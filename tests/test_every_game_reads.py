@@ -18,7 +18,7 @@ from fcntl import ioctl
 from pathlib import Path
 
 import pytest
-from daemon_harness import ROOT, Daemon, endpoints, fast_copy, tablectl
+from daemon_harness import ROOT, Daemon, Subscriber, endpoints, fast_copy, tablectl
 
 from daemon import games
 from daemon.subscriber import Follower
@@ -322,10 +322,16 @@ def test_get_gives_one_value_for_a_script(running):
 
 def test_trace_decodes_each_frame_as_the_driver_reads_it(running):
     dev = json.loads(tablectl(running.cfg, "--json", "devices").stdout)["devices"][0]["name"]
-    for _ in range(10):  # blackjack refuses while a hole card is face down: between rounds
-        r = tablectl(running.cfg, "--json", "trace", dev, "--frames", "3", "--seconds", "10")
-        if "secret" not in r.stderr:
-            break
+    sub = Subscriber(endpoints(running.cfg)[0])  # the live bus: the next result, not a replay
+    try:  # blackjack refuses while a hole card is face down: asked again as a round ends
+        for _ in range(20):
+            r = tablectl(running.cfg, "--json", "trace", dev, "--frames", "3", "--seconds", "10")
+            if "secret" not in r.stderr:
+                break
+            for _m in sub.until(lambda m: m[1].get("type") in running.describe.results, 30.0):
+                pass
+    finally:
+        sub.close()
     assert r.returncode == 0, r.stderr
     recs = [json.loads(x) for x in r.stdout.splitlines()]
     rx = [x for x in recs if x.get("kind") == "rx"]
