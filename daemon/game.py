@@ -11,6 +11,7 @@ None by default, so the table does nothing for a game without it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import msgspec
@@ -27,6 +28,19 @@ CARD_HELD_HELP = (
     "it clears when the card is entered (`tablectl card CODE`), accepted "
     "(`tablectl card accept`), or the hand is voided (`tablectl void hand`)"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class LogReport:
+    """A device's own log of results against the journal's (``tablectl wheel reconcile``), as
+    the game's ``check_device_log`` found it; ``command`` journals it (its arguments:
+    ``device``, ``pages``, ``logged``, ``compared``, ``mismatches``)."""
+
+    journal: str  # what the journal held, for people: "6 spins"
+    compared: int
+    mismatches: list[dict[str, Any]]
+    lines: list[str]  # each mismatch, for people
+    command: str
 
 
 class Game(Protocol):
@@ -85,6 +99,10 @@ class GameDefaults:
     #: house-rule keys that need a device able to inform them: key → the capability
     #: (``drivers.base.Driver.lacks``); the config check refuses a key no device informs
     needs: ClassVar[Mapping[str, str]] = {}
+    #: ``check_device_log(logged, events, device)``: a device's own log of results (newest
+    #: first, ``drivers.base.ResultLog``) against the journal's events, oldest first →
+    #: :class:`LogReport`; None: the game has no such check (``tablectl wheel reconcile``)
+    check_device_log: ClassVar[Callable[..., LogReport] | None] = None
 
     def held_alarm(self, g: Any) -> str | None:
         """The alarm only the game's own commands settle (a paused hand), or None."""

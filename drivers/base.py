@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import abc
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import msgspec
@@ -61,6 +62,40 @@ class SerialDefaults(msgspec.Struct, frozen=True):
     stopbits: float = 1
 
 
+#: a device's reply as ``device.reply`` journals it: ``command`` (what asked), ``text``, ``device``
+ReplyData = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A technician's session with a device (``tablectl wheel NAME``), declared by its driver
+    so tablectl knows no vendor: the command texts sent through the table (journaled), how
+    long the replies may take, when enough came back, and what they mean."""
+
+    help: str
+    #: tablectl's arguments → the command texts; ValueError names a bad argument
+    commands: Callable[[Sequence[str]], list[str]]
+    #: seconds to wait for the replies unless ``--wait`` says
+    wait: float
+    #: the replies so far → enough; None: one reply for each command sent
+    done: Callable[[list[ReplyData]], bool] | None = None
+    #: the replies → why they need attention (exit 1), or None: all is well
+    verdict: Callable[[list[ReplyData]], str | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResultLog:
+    """A device's own log of results, read a page at a time through the table, so a game can
+    compare it with the journal (``tablectl wheel reconcile``)."""
+
+    #: the page number → the command text that asks for that page
+    page_command: Callable[[int], str]
+    #: a reply (its ``command`` and ``text``) → the page's results, newest first; None: no page
+    page: Callable[[str, str], list[int] | None]
+    #: a reply's text → why the device gives no page now (said to the technician), or None
+    busy: Callable[[str], str | None]
+
+
 class Driver(abc.ABC):
     """A device model: its options, its protocol and how the daemon talks to it."""
 
@@ -77,6 +112,10 @@ class Driver(abc.ABC):
     named_commands: ClassVar[Mapping[str, tuple[str, str]]] = {}
     #: the named command that shakes the dice (``tablectl device shake``); None: no shaker
     shake_command: ClassVar[str | None] = None
+    #: a technician's sessions by name (``tablectl wheel NAME``): the device's own diagnostics
+    diagnostics: ClassVar[Mapping[str, Diagnostic]] = {}
+    #: the device's own log of results (``tablectl wheel reconcile``); None: it keeps none
+    result_log: ClassVar[ResultLog | None] = None
     #: the typed ``[devices.sim]`` of a driver that simulates itself (the GPIO panel), for
     #: one ``drivers/sim/`` does not list; None: ``drivers.sim.options_type`` says
     Sim: ClassVar[type[msgspec.Struct] | None] = None

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,12 +31,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("daemon/tools/shell.py", "roulette"): "an example's table id, roulette-1",
     # the vendor's own name of one of its wheel's game modes
     ("drivers/cammegh/facts.py", "roulette"): "the vendor's mode name 'Dragon Roulette'",
-}
-#: open (issue 29): ``tablectl wheel`` (version, self-test, settings, log, reconcile) reads a
-#: Cammegh wheel's frames from tablectl's own tools; reported, not failed, until it moves
-OPEN: dict[tuple[str, str], str] = {
-    ("daemon/ctl/device.py", "cammegh"): "tablectl wheel selftest's verdict names the protocol page",
-    ("daemon/tools/reconcile.py", "cammegh"): "tablectl wheel reconcile decodes the wheel's log pages",
 }
 #: simulators are one device's each (``drivers/sim/<module>.py``), found by the driver's name
 DEVICE_FOLDERS = ("drivers/sim/",)
@@ -124,9 +117,6 @@ def named(paths: list[Path], words: dict[str, str], root: Path = ROOT) -> list[s
             for m in pattern.finditer(text):
                 w = m.group(1).lower()
                 if rel.startswith(words[w]) or (rel, w) in ALLOWED or (rel, "*") in ALLOWED:
-                    continue
-                if (rel, w) in OPEN:
-                    warnings.warn(f"{rel}:{line}: {w}: open: {OPEN[rel, w]}", stacklevel=1)
                     continue
                 found.append(f"{rel}:{line}: {w} ({text!r})")
     return found

@@ -107,7 +107,7 @@ def test_wheel_selftest_exits_1_on_busy_and_0_only_on_a_clean_self_test(tmp_path
 
 
 def test_self_test_verdicts():
-    from daemon.ctl.device import self_test_verdict
+    from drivers.cammegh.tools import self_test_verdict
 
     def rep(*texts: str) -> list[dict[str, str]]:
         return [{"command": "*F", "text": t} for t in texts]

@@ -118,58 +118,52 @@ def _named_commands(a: argparse.Namespace) -> dict[str, tuple[str, str]] | None:
     return None
 
 
-#: the tuning parameters a studio technician reads (tests/captures/cammegh-ss2/studio-settings-2025-11.log)
-WHEEL_SETTINGS = tuple("CDGHIJKMNPQRSTZ")
+def _driver_of(a: argparse.Namespace, device: str) -> tuple[int, Any]:
+    """(exit code, the device's driver class): from the config, else from the daemon (a
+    role's user cannot read the config, docs/security.md), by its name in the registry."""
+    from drivers.base import DriverError, driver_class
 
-
-def _self_test_code(reply: dict[str, Any]) -> str:
-    """``BUSY``, ``0`` or a fault code from one ``*F`` reply, however the text is prefixed."""
-    text = reply["text"].strip()
-    for prefix in ("*F ", "F "):
-        text = text.removeprefix(prefix)
-    return text.strip()
-
-
-def self_test_verdict(replies: list[dict[str, Any]]) -> str | None:
-    """Why a self-test needs attention (exit 1), or None when it ran and found nothing.
-
-    ``*F BUSY`` is no self-test at all: the wheel runs one only while idle (issue 33: it
-    exited 0), and a fault code is a fault found.
-    """
-    codes = [_self_test_code(r) for r in replies if r.get("command") == "*F"]
-    if "BUSY" in codes:
-        return (
-            "the wheel answered *F BUSY: no self-test ran (the wheel runs one only while idle, "
-            "state 6); run it again between games, with the wheel stopped"
-        )
-    faults = [c for c in codes if c not in ("0", "")]
-    if faults:
-        return f"the self-test found fault code(s) {', '.join(faults)} (docs/protocols/cammegh.md)"
-    if "0" not in codes:
-        return "the self-test did not finish (no *F 0 before the wait ended)"
-    return None
+    s = settings(a)
+    drivers = {d.name: d.driver for d in s.config.devices}
+    if not drivers:
+        rc, res = call(a, "devices")
+        if rc:
+            return rc, None
+        drivers = {d["name"]: d["driver"] for d in res["devices"]}
+    if device not in drivers:
+        names = ", ".join(drivers) or "none"
+        print(f"tablectl: this table has no device {device!r} ({names})", file=sys.stderr)
+        return EXIT_USAGE, None
+    try:
+        return EXIT_OK, driver_class(drivers[device])
+    except DriverError as e:
+        print(f"tablectl: {device}: {e}", file=sys.stderr)
+        return EXIT_USAGE, None
 
 
 def cmd_wheel(a: argparse.Namespace) -> int:
-    def each(n: int) -> Any:
-        return lambda replies: len(replies) >= n
-
-    if a.action == "version":
-        return _device_session(a, a.device, ["*V", "*S"], a.wait or 3.0, each(2))
-    if a.action == "selftest":
-        # idle only, up to 5 minutes (vendor): *F BUSY, then one *F per fault, *F 0 when none
-        def done(replies: list[dict[str, Any]]) -> bool:
-            return any(_self_test_code(r) in ("0", "BUSY") for r in replies)
-
-        return _device_session(a, a.device, ["*F"], a.wait or 330.0, done, self_test_verdict)
-    if a.action == "settings":
-        letters = [x.upper() for x in a.args] or list(WHEEL_SETTINGS)
-        cmds = [f"*T {x}" for x in letters]
-        return _device_session(a, a.device, cmds, a.wait or 5.0, each(len(cmds)))
+    """A session the device's driver declares (``Driver.diagnostics``), or the reconciliation
+    of its own log of results with the journal (``Driver.result_log``, the game's check)."""
+    rc, driver = _driver_of(a, a.device)
+    if rc:
+        return int(rc)
     if a.action == "reconcile":
         from daemon.tools import reconcile
 
-        return reconcile.run(a)
-    pages = a.args or ["0"]
-    cmds = [f"*s r {p}" for p in pages]
-    return _device_session(a, a.device, cmds, a.wait or 10.0, each(len(cmds)))
+        return reconcile.run(a, driver)
+    tool = driver.diagnostics.get(a.action)
+    if tool is None:
+        have = ", ".join(driver.diagnostics) or "none"
+        print(
+            f"tablectl wheel {a.action}: {a.device}'s driver ({driver.name}) has no such "
+            f"session (its sessions: {have})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        commands = tool.commands(a.args)
+    except ValueError as e:
+        print(f"tablectl wheel {a.action}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    done = tool.done or (lambda replies: len(replies) >= len(commands))
+    return _device_session(a, a.device, commands, a.wait or tool.wait, done, tool.verdict)

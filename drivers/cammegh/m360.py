@@ -12,6 +12,7 @@ from drivers.base import Driver, SerialDefaults
 from drivers.cammegh.facts import Level
 from drivers.cammegh.frames import Bad, pocket_number
 from drivers.cammegh.protocol import CammeghProtocol
+from drivers.cammegh.tools import DIAGNOSTICS, RESULT_LOG
 from drivers.readings import (
     BALL_REVOLUTIONS,
     GameEvent,
@@ -72,6 +73,10 @@ class M360Driver(Driver):
     """Cammegh Mercury 360 / Mercury II manual wheel with in-rim reader, 9600 8N1 [int]."""
 
     name = "cammegh-m360"
+    #: the SlingShot 2's sessions, as tablectl always sent them to any wheel: the integration
+    #: guide documents none of them for the Mercury; its simulator answers them [ours]
+    diagnostics = DIAGNOSTICS
+    result_log = RESULT_LOG
     transport = "serial"
     Options = M360Options
     serial_defaults = SerialDefaults(baudrate=9600, bytesize=8, parity="N", stopbits=1)

@@ -12,6 +12,7 @@ from drivers.cammegh.commands import command, identify, poll, restart, set_mode,
 from drivers.cammegh.facts import LOG_PAGE_BYTES, log_page_checksum
 from drivers.cammegh.frames import DIGITS, HEX, Bad, fault_reading
 from drivers.cammegh.protocol import CammeghProtocol
+from drivers.cammegh.tools import DIAGNOSTICS, RESULT_LOG
 from drivers.readings import (
     BALL_REVOLUTIONS,
     DeviceReply,
@@ -137,6 +138,8 @@ class SS2Driver(Driver):
 
     name = "cammegh-ss2"
     named_commands = SS2_COMMANDS
+    diagnostics = DIAGNOSTICS
+    result_log = RESULT_LOG
     transport = "serial"
     Options = SS2Options
     serial_defaults = SerialDefaults(baudrate=9600, bytesize=8, parity="N", stopbits=1)

@@ -9,8 +9,8 @@ import msgspec
 
 from daemon.table import Arg, Command, CommandSpec, Decision, TableState, raise_alarm, spec
 
-#: sent by ``tablectl wheel reconcile`` (``daemon/tools/reconcile.py``), which builds its
-#: arguments: not one of tablectl's game commands
+#: sent by ``tablectl wheel reconcile`` (``daemon/tools/reconcile.py``, with ``log_check.py``),
+#: which builds its arguments: not one of tablectl's game commands
 COMMAND: dict[str, CommandSpec] = {
     "wheel.reconcile": spec(
         "journal a reconciliation of a wheel's log (tablectl wheel reconcile)",
@@ -33,7 +33,7 @@ def reconciled(t: TableState, c: Command, d: Decision) -> None:
     """``tablectl wheel reconcile``'s report, journaled; a mismatch latches an alarm [ours].
 
     tablectl compares the wheel's log pages (journaled as ``device.reply``) with the
-    journal's spins (``daemon/tools/reconcile.py``), so the report can be redone from
+    journal's spins (``log_check.py``), so the report can be redone from
     the journal; the table only records it.
     """
     a = c.args

@@ -40,6 +40,7 @@ from daemon.games.roulette import events as roulette_events
 from daemon.games.roulette import rules as roulette
 from daemon.games.roulette.correct import RouletteCorrections
 from daemon.games.roulette.describe import RouletteDescriber
+from daemon.games.roulette.log_check import check as check_wheel_log
 from daemon.games.roulette.reconcile import COMMAND as RECONCILE
 from daemon.games.roulette.reconcile import reconciled
 from daemon.games.roulette.round import RouletteRound
@@ -101,6 +102,8 @@ class RouletteGame(RouletteRound, WheelTracking, RouletteCorrections, GameDefaul
         "min_ball_revolutions": BALL_REVOLUTIONS,
         "max_ball_revolutions": BALL_REVOLUTIONS,
     }
+    #: the wheel's own log against the journal's spins (``tablectl wheel reconcile``)
+    check_device_log = staticmethod(check_wheel_log)
 
     def __init__(self, rules: RouletteRules) -> None:
         self.rules = rules
