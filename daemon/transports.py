@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from daemon.config import DeviceConfig
     from daemon.devices import DeviceRunner
     from daemon.table import TableState
+    from drivers.sim.base import Simulator
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,15 +49,14 @@ class DeviceStartError(Exception):
     """A device the daemon cannot open the way its driver says (a config check missed it)."""
 
 
-def _simulator(dc: DeviceConfig, driver: Driver, w: Wiring, link: Any = None) -> Any:
+def _simulator(dc: DeviceConfig, driver: Driver, w: Wiring, link: Any = None) -> Simulator:
     """The driver's simulator (on ``link`` when it speaks over one), following the table."""
     sim = driver.simulator(dc.sim)
     if link is not None:
         sim.attach(link)  # before it resumes: a resumed simulator may have a frame due
     w.listen(sim.on_events)
-    resume = getattr(sim, "resume", None)
-    if resume is not None and w.summary is not None:
-        resume(w.summary())
+    if w.summary is not None:
+        sim.resume(w.summary())  # drivers.sim.base.Simulator: a no-op unless it resumes
     return sim
 
 

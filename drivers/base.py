@@ -21,6 +21,9 @@ import msgspec
 from drivers.plugins import EntryPoint, entry_points
 from drivers.readings import Reading
 
+if typing.TYPE_CHECKING:
+    from drivers.sim.base import Simulator
+
 TransportKind = Literal["serial", "usb", "gpio"]
 
 
@@ -157,8 +160,9 @@ class Driver(abc.ABC):
         or it is no device that would (the config check refuses the rule's key then)."""
         return None
 
-    def simulator(self, options: dict[str, Any]) -> Any:
-        """A simulator speaking this protocol on a pty, for ``port = "sim"`` (``drivers/sim/``)."""
+    def simulator(self, options: dict[str, Any]) -> Simulator:
+        """A simulator speaking this protocol on a pty, for ``port = "sim"`` (``drivers/sim/``):
+        a :class:`drivers.sim.base.Simulator`, whose ``resume`` the daemon calls at start."""
         from drivers.sim import simulator_for
 
         return simulator_for(self.name, self.options, options)

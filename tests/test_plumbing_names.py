@@ -8,8 +8,9 @@ an optional capability.
   None may appear in the code (identifiers, imports, strings that are not docstrings;
   comments and docstrings may cite them) outside its own folder.
 * The probes: ``getattr(x, "NAME", …)`` or ``hasattr(x, "NAME")`` where NAME is an optional
-  member the game's base (:class:`daemon.game.GameDefaults`) or the driver's
-  (:class:`drivers.base.Driver`) declares with its default: read it, do not probe it. Nor does
+  member the game's base (:class:`daemon.game.GameDefaults`), the driver's
+  (:class:`drivers.base.Driver`) or the simulator's (:class:`drivers.sim.base.Simulator`)
+  declares with its default: read it, do not probe it. Nor does
   the daemon probe itself (``getattr(self, …)``): its optional parts start as None.
 """
 
@@ -125,8 +126,10 @@ def named(paths: list[Path], words: dict[str, str], root: Path = ROOT) -> list[s
 def optional_members() -> set[str]:
     from daemon.game import GameDefaults
     from drivers.base import Driver
+    from drivers.sim.base import Simulator
 
     own = {n for n in vars(GameDefaults) if not n.startswith("__")}
+    own |= {n for n in vars(Simulator) if not n.startswith("_")}  # a simulator's ``resume``…
     return own | {n for n in vars(Driver) if not n.startswith("_")}
 
 
@@ -161,7 +164,8 @@ def test_no_game_or_vendor_is_named_in_the_plumbing():
 def test_no_optional_capability_is_probed():
     found = probes(plumbing(), optional_members())
     assert not found, (
-        "declared with a default in daemon/game.py (GameDefaults) or drivers/base.py (Driver): "
+        "declared with a default in daemon/game.py (GameDefaults), drivers/base.py (Driver) "
+        "or drivers/sim/base.py (Simulator): "
         "read it, do not probe it:\n" + "\n".join(found)
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import typing
 from typing import get_args
 
 import pytest
@@ -102,3 +103,19 @@ def test_a_third_party_serial_driver_passes_the_transport_check(tmp_path, monkey
     p = tmp_path / "t.toml"
     p.write_text(CONFIG.format(port="/dev/ttyACM0"))
     assert load(p, env={}).device_options["reader"] is not None
+
+
+def test_every_simulator_the_daemon_opens_declares_resume():
+    """``daemon/transports.py`` calls ``resume`` on every simulator it opens, never probing
+    for it: each is a :class:`drivers.sim.base.Simulator` (the GPIO panel's dealer is the
+    panel's own, not opened there)."""
+    from importlib import import_module
+
+    from drivers.sim import SIMULATORS
+    from drivers.sim.base import Simulator
+
+    for name, module in sorted(SIMULATORS.items()):
+        if load_drivers()[name].transport == "gpio":
+            continue
+        made = typing.get_type_hints(import_module(module).simulate)["return"]
+        assert issubclass(made, Simulator), f"{name}: {made.__name__} is no Simulator"

@@ -18,6 +18,7 @@ import random
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from drivers.sim.base import Simulator
 from drivers.sim.faults import FaultQueue, noise
 from drivers.sim.options import Count, Seconds, SimOptions, known
 
@@ -38,7 +39,7 @@ class DealerOptions(SimOptions):
         known("errors", self.errors, self.FAULTS, self.fault_name)
 
 
-class PacedDealer:
+class PacedDealer(Simulator):
     """A dealer who deals what is due, one at a time ``pace`` seconds apart.
 
     ``seed`` seeds the line noise and the everyday errors (``rng``; a simulator seeds

@@ -24,6 +24,7 @@ from typing import Any, Final
 import structlog
 
 from drivers.dice_ref import ACKS, Frame, Framer, encode_frame
+from drivers.sim.base import Simulator
 from drivers.sim.faults import FaultQueue
 from drivers.sim.options import Count, Seconds, SimOptions, known
 
@@ -57,7 +58,7 @@ class Options(SimOptions):
         known("errors", self.errors, ERRORS, "shaker error")
 
 
-class DiceSimulator:
+class DiceSimulator(Simulator):
     def __init__(
         self,
         *,

@@ -28,6 +28,7 @@ import structlog
 from drivers.framing import encode_stx_frame
 from drivers.shuffler_ref import FAULTS, RANKS, command
 from drivers.shuffler_ref import framer as new_framer
+from drivers.sim.base import Simulator
 from drivers.sim.faults import FaultQueue, noise
 from drivers.sim.options import Count, Seconds, SimOptions, known
 
@@ -59,7 +60,7 @@ class Options(SimOptions):
         known("faults", self.faults, INJECTABLE, "shuffler fault")
 
 
-class ShufflerSimulator:
+class ShufflerSimulator(Simulator):
     def __init__(
         self,
         *,

@@ -37,6 +37,7 @@ import structlog
 
 from drivers.cammegh import DOUBLE_ZERO, LOG_PAGE_BYTES, log_page_checksum
 from drivers.framing import LineFramer
+from drivers.sim.base import Simulator
 from drivers.sim.faults import FaultQueue
 from drivers.sim.wheel_options import (
     DEFAULT_MODE,
@@ -55,7 +56,7 @@ __all__ = ["FAULTS", "Options", "SpinOptions", "WheelSimulator", "simulate"]
 log = structlog.get_logger("sim.wheel")
 
 
-class WheelSimulator:
+class WheelSimulator(Simulator):
     def __init__(
         self,
         *,
