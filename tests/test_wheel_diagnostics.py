@@ -118,3 +118,45 @@ def test_self_test_verdicts():
     assert "fault code(s) 11, 5" in self_test_verdict(rep("11", "5", "0"))
     assert "fault code(s) 11 " in self_test_verdict(rep("11"))
     assert "did not finish" in self_test_verdict([])
+
+
+def test_what_the_device_s_driver_lacks_is_refused_before_anything_is_sent(tmp_path):
+    """tablectl wheel asks the device's driver (found by its configured name): a session or
+    a log it does not declare, or a game with no log check, is exit 2 saying why, before the
+    daemon is asked anything (none runs here)."""
+    demo = ROOT / "config" / "demo.toml"
+    r = tablectl(demo, "wheel", "version", "--device", "shoe")
+    assert r.returncode == 2, r.stderr
+    assert "shoe's driver (shoe-line) has no such session (its sessions: none)" in r.stderr
+    r = tablectl(demo, "wheel", "reconcile", "--device", "shoe")
+    assert r.returncode == 2 and "driver (shoe-line) reads no log of results" in r.stderr
+    r = tablectl(demo, "wheel", "version")
+    assert r.returncode == 2 and "this table has no device 'wheel' (shoe)" in r.stderr
+    # a wheel at a table whose game compares no device log with its journal
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(
+        demo.read_text() + '\n[[devices]]\nname = "wheel"\ndriver = "cammegh-ss2"\nport = "sim"\n'
+    )
+    r = tablectl(cfg, "wheel", "reconcile")
+    assert r.returncode == 2, r.stderr
+    assert "table has no log of results to compare" in r.stderr
+
+
+def test_a_wheel_s_sessions_are_its_driver_s():
+    """The sessions tablectl wheel ran before they moved to the driver, command for command."""
+    from drivers.base import driver_class
+
+    for name in ("cammegh-ss2", "cammegh-m360"):
+        tools = driver_class(name).diagnostics
+        assert tools["version"].commands([]) == ["*V", "*S"]
+        assert tools["selftest"].commands([]) == ["*F"] and tools["selftest"].wait == 330.0
+        assert tools["settings"].commands(["d", "Z"]) == ["*T D", "*T Z"]
+        assert len(tools["settings"].commands([])) == 15
+        assert tools["log"].commands([]) == ["*s r 0"]
+        assert tools["log"].commands(["1", "2"]) == ["*s r 1", "*s r 2"]
+        log = driver_class(name).result_log
+        assert log is not None and log.page_command(3) == "*s r 3"
+        page = "~" * 250 + "".join(chr(n + 0x21) for n in (17, 4, 30, 0, 36, 12))
+        assert log.page("*s r 0", page) == [17, 4, 30, 0, 36, 12]
+        assert log.page("*T D", page) is None and log.page("*s r 0", "short") is None
+        assert "busy" in (log.busy("BUSY") or "") and log.busy(page) is None
