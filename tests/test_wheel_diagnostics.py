@@ -7,6 +7,8 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -160,3 +162,31 @@ def test_a_wheel_s_sessions_are_its_driver_s():
         assert log.page("*s r 0", page) == [17, 4, 30, 0, 36, 12]
         assert log.page("*T D", page) is None and log.page("*s r 0", "short") is None
         assert "busy" in (log.busy("BUSY") or "") and log.busy(page) is None
+
+
+def test_a_user_who_cannot_read_the_config_gets_the_wheel_s_driver_from_the_daemon(tmp_path):
+    """tablectl -t TABLE without the config (a role's user reads the daemon's note): the
+    device's driver comes from the daemon's `devices`, and its session runs as before."""
+    cfg = roulette_config(tmp_path, roles=False)
+    run_root = Path(tempfile.mkdtemp(prefix="twn-", dir="/tmp"))
+    text = re.sub(r'runtime_dir = ".*"', f'runtime_dir = "{run_root}/roulette-1"', cfg.read_text())
+    cfg.write_text(text)
+    (tmp_path / "etc").mkdir()  # no roulette-1.toml there: the note is all tablectl reads
+    env = {**os.environ, "TABLED_ETC": str(tmp_path / "etc"), "TABLED_RUN_ROOT": str(run_root)}
+    d = Daemon(cfg)
+    try:
+        d.start()
+        v = subprocess.run(
+            [sys.executable, "-m", "daemon.cli", "-t", "roulette-1", "--actor", "tech1", "wheel",
+             "version"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert v.returncode == 0, v.stderr
+        assert "*V" in v.stdout and "*S" in v.stdout
+    finally:
+        d.stop()
+        d.close()

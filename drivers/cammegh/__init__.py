@@ -20,6 +20,7 @@ garbage becomes :class:`~drivers.readings.Malformed` with a reason.
 The package by job: :mod:`.facts` (the vendor's tables), :mod:`.commands` (the
 bytes written), :mod:`.replies` (a reply matched to the command that asked),
 :mod:`.frames` (the frame grammar), :mod:`.protocol` (what both models share),
+:mod:`.tools` (a technician's sessions and the log pages, for ``tablectl wheel``),
 :mod:`.ss2` and :mod:`.m360` (each model's protocol, options and driver). This
 module re-exports the public names, so ``drivers.cammegh:SS2Driver`` stays the
 entry point and callers import from ``drivers.cammegh``.
