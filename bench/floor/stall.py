@@ -142,7 +142,6 @@ def run(
             out["alone_stored_all_within_s"] = _until_stored(f.metrics_port, heads, 120)
         finally:
             other.send_signal(signal.SIGCONT)
-        woke = time.monotonic()
         out["events_dealt_during_stall"] = sum(s - before[t][1] for t, (_j, s) in heads.items())
         back = _until_stored(port, f.heads(), 600)
         out["woken_at_head_within_s"] = back
@@ -163,7 +162,6 @@ def run(
                 "skipped": sum(t["skipped"] for t in st.values()),
                 "following": sum(t["state"] == "following" for t in st.values()),
             }
-        out["woken_s_ago"] = round(time.monotonic() - woke, 1)
         out["stream"] = asyncio.run(tally(f.nats.url, final))
         s = out["stream"]
         out["problems"] = (
