@@ -30,7 +30,7 @@ def test_the_catch_up_stage_stores_and_verifies_a_backlog_through_two_bridges(tm
     assert out["verified"]["tables"] == 20 and out["verified"]["events"] == 200, out
     # the floor's bare loop sends the bridge's conditions right: none refused
     fl = out["floor"]
-    assert fl["messages"] == 1000 and fl["refused_or_failed"] == 0, fl
+    assert fl["messages"] == 200 and fl["refused_or_failed"] == 0, fl  # at most the backlog
     assert fl["seconds_for_backlog"] == round(200 / fl["per_s"], 1)
 
 

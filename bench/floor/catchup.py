@@ -183,7 +183,7 @@ def run(folder: Path, o: Outage) -> dict[str, Any]:
             "the floor's bare publish …",
             flush=True,
         )
-        fl = asyncio.run(bare_publish(nats_srv.url, o.floor_sample, o.per_table))
+        fl = asyncio.run(bare_publish(nats_srv.url, min(o.floor_sample, total), o.per_table))
         fl["seconds_for_backlog"] = round(total / fl["per_s"], 1)
         out["floor"] = fl
         print(f"  floor {fl}; starting {o.bridges} bridges …", flush=True)
