@@ -51,7 +51,8 @@ faults: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# the floor (the venv's pinned nats-server): every fault test, then 20 daemons + 480 fake tables for 60 s
+# the floor (the venv's pinned nats-server): every fault test, then 20 daemons + 480 fake tables for 60 s,
+# a 5,000-table outage's catch-up and two bridges with one stalled 10 min (docs/performance.md, The floor)
 floor: $(STAMP)
 	$(BIN)/python -m pytest -m floor $(PYTEST_ARGS)
 	$(BIN)/python -m bench.floor
