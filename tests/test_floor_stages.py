@@ -111,3 +111,21 @@ def test_goals_print_the_stages_against_their_floors():
     assert rows["two bridges, one stalled 10 min: dups+gaps"]["verdict"].startswith(
         "not measured here"
     )
+
+
+def test_the_floor_tests_figures_reach_bench_floors_goals(tmp_path, monkeypatch):
+    """make floor's tests record the leader loss and the 3-site delay for bench.floor, which
+    prints them with its own goals; without ``$TABLED_FLOOR_FIGURES`` nothing is written."""
+    from bench.floor import figures
+
+    monkeypatch.delenv(figures.ENV, raising=False)
+    figures.record("leader_loss", {"stored_again_s": 1.0})
+    assert figures.read() == {} and not list(tmp_path.iterdir())
+    monkeypatch.setenv(figures.ENV, str(tmp_path / "floor-tests.json"))
+    figures.record("leader_loss", {"stored_again_s": 6.2})
+    figures.record("sites", {"cut_s": 300, "hq_delay_p99_s": 0.008, "caught_up_s": 1.5})
+    rows = {r["goal"]: r for r in goals({"from_tests": figures.read()})}
+    leader = rows["storing again after the stream leader's loss"]
+    assert (leader["measured"], leader["verdict"]) == (6.2, "missed")
+    sites = rows["3-site group: HQ delay p99, a link cut 5 min"]
+    assert (sites["measured"], sites["verdict"]) == (0.008, "met")
