@@ -145,6 +145,7 @@ SPAN_PATH = re.compile(
 MADE = {
     "bench/results/latest.json": "make bench",
     "bench/results/floor-latest.json": "make floor",
+    "bench/results/floor-tests.json": "make floor (its tests' figures for bench.floor)",
     "daemon/data/requirements/table-pc.txt": "the wheel (setup.py)",
 }
 

@@ -13,6 +13,7 @@ import time
 import nats
 import pytest
 
+from bench.floor import figures
 from bench.floor.harness import Floor, run, verify
 from bench.floor.natsd import NatsServer, available, free_port
 
@@ -86,6 +87,7 @@ def test_the_streams_leader_killed_the_bridge_stores_again_within_seconds(tmp_pa
         counts = run(verify(others[1].url, f.heads(), timeout=90))  # once each, in order
         assert all(n >= 30 for n in counts.values()), counts
         print(f"stored again {took:.1f} s after the stream leader's SIGKILL")
+        figures.record("leader_loss", {"stored_again_s": round(took, 1)})  # for bench.floor
     finally:
         f.close()
         for s in cluster:

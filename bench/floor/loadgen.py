@@ -12,6 +12,9 @@ jitter (a live table's rate). Controlled over a REP socket with JSON commands:
   table's PUB (no events, no heartbeats: the network is cut); it keeps dealing meanwhile
 - ``{"cmd": "burst", "n": N}``: every table deals N cards at once
 - ``{"cmd": "backlog", "table": T, "n": N}``: T deals N cards while cut (an hour offline)
+- ``{"cmd": "outage", "n": N, "seconds": S}``: every table journals N cards spread evenly
+  over the S seconds before now, none of them published (the floor's link was down: what a
+  bridge started afterwards must catch up by replay); built at once, not in S seconds
 - ``{"cmd": "tamper", "table": T, "seq": N}``: edit event N in T's journal (a replay then
   sends bytes whose hash does not match: what a chain check must catch)
 - ``{"cmd": "endless", "table": T, "frames": N}``: T's replay answers are N frames of 64 KiB
@@ -81,7 +84,8 @@ class FakeTable:
         #: never its end marker (0: a true answer)
         self.endless = 0
 
-    def deal(self) -> bytes:
+    def deal(self, ago: float = 0.0) -> bytes:
+        """Deal a card now, or journaled ``ago`` seconds back (an outage's backlog)."""
         self.position += 1
         if self.position > 5:
             self.hand, self.position = self.hand + 1, 1
@@ -99,13 +103,13 @@ class FakeTable:
                 "face_up": False,
             },
         )
-        now = time.time()
+        now = time.time() - ago
         ev, raw = seal(
             table=self.table,
             seq=len(self.journal) + 1,
             draft=d,
             time=utc_text(now),
-            mono=time.monotonic(),
+            mono=time.monotonic() - ago,
             prev=self.last_hash,
         )
         self.journal.append(raw)
@@ -247,6 +251,14 @@ class LoadGen:
             i = int(q["seq"]) - 1
             t.journal[i] = t.journal[i].replace(b'"device":"shoe"', b'"device":"shoe2"')
             return {"ok": True}
+        if cmd == "outage":
+            n, span = int(q["n"]), float(q["seconds"])
+            for t in self.tables.values():
+                was, t.cut = t.cut, True
+                for i in range(n):
+                    t.deal(ago=span * (n - i) / n)
+                t.cut = was
+            return {"ok": True, "events": n * len(self.tables)}
         if cmd == "backlog":
             t = self.tables[q["table"]]
             was, t.cut = t.cut, True
