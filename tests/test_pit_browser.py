@@ -29,7 +29,7 @@ from daemon_harness import (
     tablectl,
     write_config,
 )
-from display_harness import chromium, shots
+from display_harness import chromium, screenshot
 
 from bench.floor.harness import Floor
 from bench.floor.natsd import available
@@ -143,8 +143,7 @@ def login(browser, pit: PitProc, name: str, pw: str):
 
 
 def test_the_pit_view_on_a_floor(floor):
-    browser, pit, daemons, tmp = floor
-    out = shots(tmp)
+    browser, pit, daemons, _tmp = floor
     # a wrong password, then the limit on tries: the right one is refused too, for a while
     page = login(browser, pit, "tom", "nope")
     assert "wrong name or password" in page.text_content("#error")
@@ -160,7 +159,7 @@ def test_the_pit_view_on_a_floor(floor):
     assert (
         viewer.eval_on_selector_all("#tiles .tile", "ts => ts.map(t => t.dataset.table)") == tiles
     )
-    viewer.screenshot(path=out / "pit-floor.png")
+    screenshot(viewer, "pit-floor.png")
     # an alarm at a table appears within 2 s
     cfg = daemons[0].config
     assert tablectl(cfg, "shoe", "new").returncode == 0
@@ -186,19 +185,19 @@ def test_the_pit_view_on_a_floor(floor):
     assert forged.status == 403
     boss.click(f"#alarms tr[data-alarm={alarm}] a.ack")
     boss.fill("textarea[name=note]", "walking over to bac-01")
-    boss.screenshot(path=out / "pit-acknowledge.png")
+    screenshot(boss, "pit-acknowledge.png")
     boss.click("#acknowledge")
     boss.wait_for_selector(f"#alarms tr[data-alarm={alarm}] .acked", timeout=WAIT)
     assert "acknowledged by maria" in boss.text_content(f"#alarms tr[data-alarm={alarm}] .acked")
     assert "walking over to bac-01" in boss.text_content(f"#alarms tr[data-alarm={alarm}] .acked")
-    boss.screenshot(path=out / "pit-alarms.png")
+    screenshot(boss, "pit-alarms.png")
     # unknown table: a clear answer; the pace by table
     assert boss.goto(pit.url + "table/nope").status == 404
     assert boss.goto(pit.url + "wheel/bac-02").status == 404  # no wheel there
     boss.goto(pit.url + "table/bac-02")
     assert boss.text_content("#devices tr[data-device=shoe] .health") == "ok"
     assert boss.query_selector("#recent tr") is not None
-    boss.screenshot(path=out / "pit-table.png")
+    screenshot(boss, "pit-table.png")
     boss.goto(pit.url + "pace")
     assert int(boss.text_content("#pace tr[data-table=bac-02] .rounds")) > 0
     # behind a trusted proxy: its header names the user, the users file gives the role
