@@ -28,8 +28,8 @@ from daemon.fd_budget import RESERVE, BudgetError, caps
 
 #: the daemon's RLIMIT_NOFILE, soft and hard, in these tests
 LIMIT = 512
-#: stops and starts in a row
-ROUNDS = 8
+#: stops and starts in a row: make test's, and make campaign's (the same test, more chances)
+ROUNDS, CAMPAIGN_ROUNDS = 3, 20
 
 #: runs the daemon as ``tabled`` does, under a lowered descriptor limit
 _LIMITED = (
@@ -136,7 +136,16 @@ def flood_every_port(tmp_path: Path, wrapper: list[str]) -> None:
 
 
 def test_a_restart_right_after_a_clean_stop_binds_every_port_again(tmp_path: Path):
-    """Stop, start at once, many times over, with a subscriber, a replay client and a metrics
+    restarts_bind_every_port_again(tmp_path, ROUNDS)
+
+
+@pytest.mark.campaign
+def test_twenty_restarts_right_after_a_clean_stop_bind_every_port_again(tmp_path: Path):
+    restarts_bind_every_port_again(tmp_path, CAMPAIGN_ROUNDS)
+
+
+def restarts_bind_every_port_again(tmp_path: Path, rounds: int) -> None:
+    """Stop, start at once, ``rounds`` times, with a subscriber, a replay client and a metrics
     scraper connected throughout (each reconnects on its own, as real ones do): every start
     binds publish, replay, metrics and control again; none says "address in use"."""
     metrics = free_port()
@@ -150,7 +159,7 @@ def test_a_restart_right_after_a_clean_stop_binds_every_port_again(tmp_path: Pat
     dealer.connect(rep)
     try:
         seq = 0
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             d.start()
             seq = _seq_after(sub, seq, 15)
             dealer.send(json.dumps({"from": 1, "to": 1}).encode())
