@@ -414,7 +414,7 @@ async def _call(
     cmd: str,
     *,
     curve: Any = None,
-    timeout: float = 5.0,
+    timeout: float = LIMIT / 2,  # an answer that must come (a refusal's wait passes its own)
     actor: str | None = None,
     **args: Any,
 ) -> dict[str, Any]:
