@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -191,18 +192,33 @@ class Daemon:
         self.wait_notify("READY=1", timeout)
 
     def wait_notify(self, what: str, timeout: float) -> str:
+        """The first notification carrying ``what``; an exit ends the wait at once (the process's
+        pidfd wakes the poll), so a start that fails costs its exit, not the whole timeout."""
         deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or (self.proc is not None and self.proc.poll() is not None):
-                raise AssertionError(f"no {what} from tabled; log:\n{self.log.read_text()[-3000:]}")
-            self.notify.settimeout(left)
-            try:
-                msg = self.notify.recv(4096).decode()
-            except TimeoutError:
-                continue
-            if what in msg.split("\n"):
-                return msg
+        poller = select.poll()
+        poller.register(self.notify, select.POLLIN)
+        pidfd = os.pidfd_open(self.proc.pid) if self.proc is not None else None
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left > 0 and poller.poll(left * 1000) and self._notified():
+                    msg = self.notify.recv(4096).decode()
+                    if what in msg.split("\n"):
+                        return msg
+                    continue
+                if left <= 0 or (self.proc is not None and self.proc.poll() is not None):
+                    log = self.log.read_text()[-3000:]
+                    raise AssertionError(f"no {what} from tabled; log:\n{log}")
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def _notified(self) -> bool:
+        """A notification waits (what was sent before the exit is read before the exit counts)."""
+        r, _w, _x = select.select([self.notify], [], [], 0)
+        return bool(r)
 
     def kill(self) -> None:
         assert self.proc is not None

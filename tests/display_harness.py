@@ -2,9 +2,10 @@
 
 Chromium is Debian's (``apt-get install chromium``, what ``.ci/run`` installs), driven by
 Playwright for Python with ``executable_path``: Playwright never downloads a browser here.
-``$TABLED_CHROMIUM`` names another binary. Screenshots go to ``$VIEWS_SCREENSHOTS`` when it
-is set (``VIEWS_SCREENSHOTS=docs/views`` refreshes the ones docs/views.md shows), else to
-the test's own folder.
+``$TABLED_CHROMIUM`` names another binary. Screenshots are taken only when
+``$VIEWS_SCREENSHOTS`` names where (``VIEWS_SCREENSHOTS=docs/views`` refreshes the ones
+docs/views.md shows): nothing reads them otherwise, and a full-HD shot of a page that redraws
+many times a second outlasted Playwright's 30 s on a loaded machine.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ def chromium() -> str:
     return path
 
 
-def shots(tmp: Path) -> Path:
-    out = Path(os.environ.get("VIEWS_SCREENSHOTS") or tmp)
-    if not out.is_absolute():
-        out = ROOT / out
+def screenshot(page: Any, name: str) -> None:
+    """``name`` into ``$VIEWS_SCREENSHOTS`` when it is set (the docs' pictures); else nothing."""
+    where = os.environ.get("VIEWS_SCREENSHOTS")
+    if not where:
+        return
+    out = Path(where) if Path(where).is_absolute() else ROOT / where
     out.mkdir(parents=True, exist_ok=True)
-    return out
+    page.screenshot(path=out / name, timeout=120_000)
 
 
 class DisplayProc:

@@ -79,7 +79,7 @@ class Table:
         self.raw: list[bytes] = []
 
     def call(self, cmd: str, **args: Any) -> dict[str, Any]:
-        with ControlClient(self.endpoint, timeout=5.0, actor="game-server") as c:
+        with ControlClient(self.endpoint, timeout=20.0, actor="game-server") as c:
             return c.call(cmd, **args)
 
     def until(self, pred: Any, timeout: float = 20.0) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def _chain(events: list[Any]) -> None:
 def _to_decision(t: Table) -> int:
     """Deal rounds to box 1 until one waits for its decision with the hole card face down."""
     # the subscription is live once a heartbeat arrives (the slow joiner)
-    t.sub.sock.poll(5000)
+    assert t.sub.sock.poll(20_000), "no message: the subscription never came up"
     t.call("shoe.new")
     for _round in range(12):
         t.call("betting.open")
@@ -220,7 +220,7 @@ def test_a_restart_rebuilds_the_hole_card_from_the_journal(table) -> None:
     d.start()
     try:
         t2 = Table(cfg)
-        t2.sub.sock.poll(5000)
+        assert t2.sub.sock.poll(20_000), "no message: the subscription never came up"
         t2.call("box.stand", box="1")
         rev = t2.until(lambda e: e["type"] == "dealer.hole_card" and e["data"]["hand"] == hand)
         salt = rev["data"]["salt"]

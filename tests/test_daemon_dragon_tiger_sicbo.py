@@ -74,7 +74,7 @@ def test_sicbo_reshake_malformed_and_results_reach_a_subscriber(tmp_path, daemon
     pub, rep = endpoints(cfg)
     d = daemons(cfg)
     f = Follower(pub, rep, table="sicbo")
-    ctl = ControlClient(load(cfg).control_endpoint, timeout=5.0, actor="test-backend")
+    ctl = ControlClient(load(cfg).control_endpoint, timeout=20.0, actor="test-backend")
     try:
         f.until(lambda e: e.type == "device.reply" and e.data["command"] == "version", 10.0)
         rounds = []

@@ -28,8 +28,8 @@ from daemon.fd_budget import RESERVE, BudgetError, caps
 
 #: the daemon's RLIMIT_NOFILE, soft and hard, in these tests
 LIMIT = 512
-#: stops and starts in a row
-ROUNDS = 8
+#: stops and starts in a row: make test's, and make campaign's (the same test, more chances)
+ROUNDS, CAMPAIGN_ROUNDS = 3, 20
 
 #: runs the daemon as ``tabled`` does, under a lowered descriptor limit
 _LIMITED = (
@@ -136,7 +136,16 @@ def flood_every_port(tmp_path: Path, wrapper: list[str]) -> None:
 
 
 def test_a_restart_right_after_a_clean_stop_binds_every_port_again(tmp_path: Path):
-    """Stop, start at once, many times over, with a subscriber, a replay client and a metrics
+    restarts_bind_every_port_again(tmp_path, ROUNDS)
+
+
+@pytest.mark.campaign
+def test_twenty_restarts_right_after_a_clean_stop_bind_every_port_again(tmp_path: Path):
+    restarts_bind_every_port_again(tmp_path, CAMPAIGN_ROUNDS)
+
+
+def restarts_bind_every_port_again(tmp_path: Path, rounds: int) -> None:
+    """Stop, start at once, ``rounds`` times, with a subscriber, a replay client and a metrics
     scraper connected throughout (each reconnects on its own, as real ones do): every start
     binds publish, replay, metrics and control again; none says "address in use"."""
     metrics = free_port()
@@ -150,7 +159,7 @@ def test_a_restart_right_after_a_clean_stop_binds_every_port_again(tmp_path: Pat
     dealer.connect(rep)
     try:
         seq = 0
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             d.start()
             seq = _seq_after(sub, seq, 15)
             dealer.send(json.dumps({"from": 1, "to": 1}).encode())
@@ -263,10 +272,14 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
         for s in flood:
             s.close()
         flood = []
-        for _ in range(5):  # a handshake is counted as its event reaches the loop: soon after
+        for _ in range(20):  # a handshake is counted as its event reaches the loop: soon after
             st = _status(cfg, keys.pit1)
             counters = st["security"]["counters"]
-            if counters["control.handshakes"] >= 1:
+            if (
+                counters["control.handshakes"] >= 1
+                and counters["publish.handshakes"] >= 1
+                and counters["publish.failed_protocol"] + counters["publish.failed_other"] >= 1
+            ):
                 break
         assert counters["publish.handshakes"] >= 1 and counters["control.handshakes"] >= 1
         assert counters["publish.failed_protocol"] + counters["publish.failed_other"] >= 1
@@ -347,7 +360,7 @@ def test_a_port_taken_by_an_outgoing_connection_is_named_at_the_restart(tmp_path
         taker.bind(("127.0.0.1", _port(pub)))
         taker.connect(other.getsockname())
         with pytest.raises(AssertionError):
-            d.start(timeout=3)
+            d.start()  # its exit ends the wait
         assert d.proc is not None and d.proc.wait(10) == 1
         out = d.log.read_text()
         assert f"no one listens on port {_port(pub)}, but a connection uses it" in out, out[-2000:]

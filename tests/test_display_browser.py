@@ -23,7 +23,7 @@ from display_harness import (
     chromium,
     expected_roads,
     replay,
-    shots,
+    screenshot,
     since_last,
 )
 
@@ -91,7 +91,7 @@ def test_baccarat_roads_whole_shoe_across_restarts(browser, tmp_path: Path):
         hands = check_roads(page, eps)
         assert hands > 50  # a whole 8-deck shoe
         assert page.text_content("#limits") == "Min 10 · Max 5 000"
-        page.screenshot(path=shots(tmp_path) / "display-baccarat.png")
+        screenshot(page, "display-baccarat.png")
 
         # the daemon restarts: the page says the table is offline, then goes on
         before = page_seq(page)
@@ -326,7 +326,7 @@ def test_display_shows_what_the_bus_says(browser, tmp_path: Path, game: str):
         else:
             got = page.evaluate(READ[game])
             CHECKS[game](got, replay(eps[1], got["seq"]), window)
-        page.screenshot(path=shots(tmp_path) / f"display-{game}.png")
+        screenshot(page, f"display-{game}.png")
         assert page.errors == []
     finally:
         disp.stop()

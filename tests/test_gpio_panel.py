@@ -410,7 +410,7 @@ class Rig:
         self.runner.transport = self.panel  # as the daemon's _attach does
         self.tasks.append(asyncio.create_task(self.panel.run(_Sink(self.runner, self._poke))))
 
-    async def until(self, pred: Callable[[], bool], timeout: float = 5.0) -> None:
+    async def until(self, pred: Callable[[], bool], timeout: float = 20.0) -> None:
         """Wait until ``pred()`` holds, re-checking it after each change (never on a timer).
 
         ``timeout`` only bounds a test that would otherwise hang; it is no assertion on speed.

@@ -87,10 +87,11 @@ class Live:
         self.seen: list[dict[str, Any]] = []
         self.raw: list[bytes] = []
         self.opened_at = 0  # the seq of the last secret.opened
-        self.sub.sock.poll(5000)  # the slow joiner: live once a heartbeat arrives
+        # the slow joiner: live once a message (a heartbeat) arrives
+        assert self.sub.sock.poll(20_000), "no message: the subscription never came up"
 
     def call(self, cmd: str, **args: Any) -> dict[str, Any]:
-        with ControlClient(self.endpoint, timeout=5.0, actor="t") as c:
+        with ControlClient(self.endpoint, timeout=20.0, actor="t") as c:
             return c.call(cmd, **args)
 
     def send(self, *codes: str | bytes) -> None:
@@ -247,7 +248,7 @@ def test_a_crash_with_a_sealed_card_held_voids_the_round_and_opens_every_seal(
         t.daemon.kill()
         t.daemon.start()
         t.sub = Subscriber(t.pub)
-        t.sub.sock.poll(5000)
+        assert t.sub.sock.poll(20_000), "no message: the subscription never came up"
         events, _ = replay(t.rep, held["seq"])
         void = next(e for e in events if e.type == "hand.void")
         assert void.data["reason"] == "system-failure"

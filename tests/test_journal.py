@@ -399,24 +399,33 @@ def test_the_sentinel_speaks_for_the_loop_while_a_commit_is_slow_then_stuck(tmp_
     sub.subscribe(b"")
     times = (1.0, 4.0, 6.0, 7.0)
 
+    def upto_marker(n: int) -> list[tuple[str, dict]]:
+        """What the bus sent before the test's marker ``n`` (one socket: in order), however
+        late it arrives; a hang is bounded by the poll."""
+        d.bus.send(b"test.marker", json.dumps({"n": n}).encode())
+        msgs = []
+        while True:
+            assert sub.poll(20_000), f"marker {n} never came"
+            topic, body = sub.recv_multipart()
+            if topic == b"test.marker":
+                if json.loads(body)["n"] == n:
+                    return msgs
+                continue
+            msgs.append((topic.decode(), json.loads(body)))
+
     async def main() -> list[tuple[list[str], list[tuple[str, dict]]]]:
         await d.bus.start()
         sub.connect(d.bus.publish_endpoint)
         while not sub.poll(100):  # the subscription is live once a heartbeat comes through
             d.bus.heartbeat(d.heartbeat_data(), "2026-01-01T00:00:00.000Z", 0.0)
-        while sub.poll(100):
-            sub.recv_multipart()
+        upto_marker(0)  # the heartbeats sent to bring the subscription up
         told = []
         try:
-            for seconds in times:
+            for n, seconds in enumerate(times, 1):
                 d._slow_beat = None  # each call a heartbeat interval after the one before
                 d._journal_slow(seconds)
                 notes = [systemd.recv(4096).decode() for _ in range(2 if seconds < 5 else 1)]
-                msgs = []
-                while sub.poll(200):
-                    topic, body = sub.recv_multipart()
-                    msgs.append((topic.decode(), json.loads(body)))
-                told.append((notes, msgs))
+                told.append((notes, upto_marker(n)))
         finally:
             await d.bus.close()
         return told

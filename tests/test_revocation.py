@@ -156,9 +156,16 @@ async def test_a_revoked_control_key_loses_its_connection_and_the_others_do_not(
     server = ControlServer(ctx, TCP, _echo, curve=server_curve(keys, auth, CONTROL_DOMAIN))
     await server.start()
     endpoint = server._sock.getsockopt_string(zmq.LAST_ENDPOINT)
-    pit = ControlClient(endpoint, timeout=1.0, curve=keys.pit1)
+    pit = ControlClient(endpoint, timeout=1.0, curve=keys.pit1)  # 1 s: the refusals' wait
     try:
-        assert (await asyncio.to_thread(pit.call, "echo"))["role"] == "supervisor"
+        answer: dict = {}
+        for _ in range(20):  # the first handshake may take over 1 s on a loaded machine: again
+            try:
+                answer = await asyncio.to_thread(pit.call, "echo")
+                break
+            except DaemonUnreachable:
+                continue
+        assert answer.get("role") == "supervisor", "the admitted key was never answered"
         reloaded = rev.next_reload()
         (keys.control_dir / "pit1.key").unlink()
         assert await asyncio.wait_for(reloaded, LIMIT) == CONTROL_DOMAIN

@@ -162,8 +162,9 @@ def _sub(ctx: zmq.asyncio.Context, endpoint: str, curve: ClientCurve | None) -> 
     return s
 
 
-async def until(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Wait (bounded) for something another task or libzmq's I/O thread does."""
+async def until(cond: Callable[[], bool], timeout: float = 20.0) -> bool:
+    """Wait (bounded) for something another task or libzmq's I/O thread does; the bound only
+    ends a hang (every use waits for something that must come)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not cond():
@@ -413,7 +414,7 @@ async def _call(
     cmd: str,
     *,
     curve: Any = None,
-    timeout: float = 5.0,
+    timeout: float = LIMIT / 2,  # an answer that must come (a refusal's wait passes its own)
     actor: str | None = None,
     **args: Any,
 ) -> dict[str, Any]:

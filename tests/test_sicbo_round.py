@@ -429,9 +429,9 @@ async def test_sim_waits_for_the_link_and_plays_its_steps_in_time():
         await asyncio.sleep(0.05)
         assert link.frames == []  # never before the daemon opened the port
         link.opened.set()
-        for _ in range(100):
-            if len(link.frames) >= 2:
-                break
+        deadline = asyncio.get_running_loop().time() + 20  # a hang guard: the frames end it
+        while len(link.frames) < 2:
+            assert asyncio.get_running_loop().time() < deadline, link.frames
             await asyncio.sleep(0.01)
         rs = DiceRefProtocol().feed(b"".join(link.frames), 0.0)
         assert [type(r) for r in rs] == [DiceShaking, DiceResult]

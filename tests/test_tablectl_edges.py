@@ -227,7 +227,7 @@ def test_recall_on_sic_bo_names_how_its_games_are_numbered(tmp_path):
     try:
         d.start()
         f = Follower(pub, rep, table="sicbo")
-        ctl = ControlClient(load(cfg).control_endpoint, timeout=5.0, actor="t")
+        ctl = ControlClient(load(cfg).control_endpoint, timeout=20.0, actor="t")
         try:
             f.until(lambda e: e.type == "device.reply", 10.0)
             ctl.call("betting.open")
