@@ -180,8 +180,8 @@ def test_the_checks_can_fail():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(g) == [["a", "b", "c"]]
     known = set(modules())
-    here = imports_of(ROOT / "daemon" / "table.py", "daemon.table", known)
-    assert "daemon.events" in here and "drivers.readings" in here
+    here = imports_of(ROOT / "daemon" / "table" / "table.py", "daemon.table.table", known)
+    assert "daemon.table.events" in here and "drivers.readings" in here
 
 
 def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
@@ -191,7 +191,7 @@ def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
     import sys
 
     code = (
-        "import sys, daemon.app, daemon.subscriber, daemon.security\n"
+        "import sys, daemon.runtime.app, daemon.bus.subscriber, daemon.security\n"
         "assert 'cryptography' not in sys.modules, sorted(sys.modules)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -206,11 +206,11 @@ def test_a_checkpoint_key_is_loaded_and_used_without_cryptographys_serialization
     import subprocess
     import sys
 
-    from daemon.keys import create_checkpoint
+    from daemon.ctl.keys import create_checkpoint
 
     _, secret, kid = create_checkpoint(tmp_path, "cp")
     code = (
-        "import sys, daemon.app\n"
+        "import sys, daemon.runtime.app\n"
         "from daemon.security import Checkpointer\n"
         f"c = Checkpointer.load({str(secret)!r})\n"
         "cp = c('t1', 'j-1', 7, 'ab' * 32)\n"

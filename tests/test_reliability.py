@@ -11,7 +11,7 @@ import independent_baccarat
 import pytest
 from daemon_harness import Daemon, endpoints, tablectl, write_config
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 pytestmark = pytest.mark.slow
 

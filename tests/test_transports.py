@@ -10,8 +10,8 @@ from typing import get_args
 import pytest
 
 import drivers.base
-from daemon.config import ConfigError, load
-from daemon.transports import FACTORIES, KINDS, transport_problem
+from daemon.runtime.config import ConfigError, load
+from daemon.runtime.transports import FACTORIES, KINDS, transport_problem
 from drivers.base import TransportKind, load_drivers
 
 

@@ -13,7 +13,7 @@ import time
 import pytest
 from daemon_harness import ROOT, Daemon, free_port, tablectl
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 from daemon.tools.reconcile import Spin, compare
 
 
