@@ -73,7 +73,7 @@ lock: $(STAMP)
 
 # the shipped man pages (docs/man, package data) from the parsers; commit what it rewrites
 man: $(STAMP)
-	$(BIN)/python -m daemon.manpages
+	$(BIN)/python -m daemon.ctl.manpages
 
 # issue 15's acceptance: the wheel into a clean Debian 12 chroot, tabled-setup, verify, uninstall (root)
 install-check: $(STAMP)

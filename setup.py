@@ -1,7 +1,7 @@
-"""Only what pyproject.toml cannot say: the repository's shipped configs (daemon/shipped.py's
+"""Only what pyproject.toml cannot say: the repository's shipped configs (daemon/ctl/shipped.py's
 EXAMPLES), the hashed lock requirements/table-pc.txt, systemd/ and the committed
-man pages (docs/man/, made by `make man`: daemon/manpages.py says why they are not made here)
-go into the wheel as package data under daemon/data/ (daemon/shipped.py finds them there),
+man pages (docs/man/, made by `make man`: daemon/ctl/manpages.py says why they are not made here)
+go into the wheel as package data under daemon/data/ (daemon/ctl/shipped.py finds them there),
 beside the daemon's packages, the bridge, the views (views/, with their pages) and tabled_client (client/, also its own
 distribution, whose build_py, client/collect.py, adds each game's event types and the events' schema to it)."""
 
@@ -16,13 +16,13 @@ from collect import BuildPy
 
 
 def _examples() -> list[str]:
-    """daemon/shipped.py's EXAMPLES, read without importing the package: the fixed list of
+    """daemon/ctl/shipped.py's EXAMPLES, read without importing the package: the fixed list of
     example configs (an untracked config/*.toml in a working tree is not shipped)."""
-    tree = ast.parse(Path(__file__).with_name("daemon").joinpath("shipped.py").read_text())
+    tree = ast.parse(Path(__file__).with_name("daemon").joinpath("ctl", "shipped.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "EXAMPLES":
             return [f"{name}.toml" for name in ast.literal_eval(node.value)]
-    raise SystemExit("daemon/shipped.py has no EXAMPLES")
+    raise SystemExit("daemon/ctl/shipped.py has no EXAMPLES")
 
 
 DATA = {

@@ -258,7 +258,7 @@ def summary(r: dict[str, Any], g: list[dict[str, Any]]) -> str:
             (
                 f"READY, {st['journal_events']:,}-event journal: s",
                 f"{st['big']['median_s']}, {st['big']['max_s']}",
-                f"(import daemon.app {st.get('imports_s')})",
+                f"(import daemon.runtime.app {st.get('imports_s')})",
             )
         )
         first = st["big"].get("unsealed_first_start") or {}

@@ -12,7 +12,7 @@
 * start-up: the interpreter alone, and the interpreter importing the
   libraries the daemon needs to do its job (pyzmq with its asyncio sockets,
   msgspec, structlog, pyserial, sqlite3, asyncio, tomllib), each imported as
-  the daemon imports it: structlog without rich (``daemon/structlog_lean.py``;
+  the daemon imports it: structlog without rich (``daemon/runtime/structlog_lean.py``;
   rich came in with structlog until the daemon stopped needing it, 4.3 MiB
   and ~0.19 s that neither the daemon nor its floor now holds);
 * memory: the RSS of that interpreter with a ZeroMQ context and a bound

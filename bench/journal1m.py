@@ -25,8 +25,8 @@ from pathlib import Path
 
 from bench.proc import CACHE
 from bench.session import ShoeDealer
-from daemon.events import utc_text
 from daemon.journal import Batch, Journal
+from daemon.table.events import utc_text
 
 FORMAT = 3  # 2: snapshots sealed by a journal.snapshot event; 3: signed proofs stored
 T0 = 1_793_563_200.0  # 2026-11-01T20:00:00Z
@@ -35,7 +35,7 @@ TABLE = "bench"
 
 def key_path() -> Path:
     """The benchmark's checkpoint key (created once, kept in the cache)."""
-    from daemon.keys import create_checkpoint
+    from daemon.ctl.keys import create_checkpoint
 
     secret = CACHE / "bench-checkpoint.ed25519"
     if not secret.exists():

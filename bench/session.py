@@ -28,9 +28,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.events import Draft
 from daemon.games import find as game_class
 from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
+from daemon.table.events import Draft
 from drivers.base import driver_class
 from drivers.cards import DECK
 from drivers.readings import CardDrawn, CutCardOut, Malformed, Unknown

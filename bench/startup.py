@@ -8,11 +8,11 @@ journal is started once more first: that start finds no seal (the file is a
 fresh copy) and walks every event; it is reported on its own. Each case is started
 three times (the page cache is warm, as on a restart; a cold boot also reads the
 interpreter from disk). The import floor is spawn-to-exit of ``python -c "import
-daemon.app"`` (:func:`_import_time`), sampled beside each start.
+daemon.runtime.app"`` (:func:`_import_time`), sampled beside each start.
 
 After a crash (SIGKILL) there is no seal: without a checkpoint key the start walks
 the whole chain (the first start above); with ``[security] checkpoint_key`` it walks
-from the newest stored proof (``daemon/proofs.py``), measured as ``crash_keyed``:
+from the newest stored proof (``daemon/journal/proofs.py``), measured as ``crash_keyed``:
 the daemon is killed and started again, ``starts`` times.
 
 Replay: with the daemon up on the big journal, one DEALER asks the replay
@@ -103,18 +103,18 @@ def _summary(times: list[float], cpus: list[float] | None = None) -> dict[str, A
 
 
 def _import_time() -> float:
-    """Wall seconds from spawning ``python -c "import daemon.app"`` to its exit: the floor a
+    """Wall seconds from spawning ``python -c "import daemon.runtime.app"`` to its exit: the floor a
     start (spawn to READY) is judged against, the interpreter's start included in both.
 
     Taken beside every measured start with a big journal, and the goals use the median:
     one sample at the run's start, against medians of starts minutes later, swung the
     ratio by ±0.3 on this shared VM (docs/performance.md, Start-up). Until round 4 it was
-    ``-X importtime``'s cumulative figure for ``daemon.app``, which leaves out the
+    ``-X importtime``'s cumulative figure for ``daemon.runtime.app``, which leaves out the
     interpreter's start and adds the tracing's own cost: a start with the big journal
     came out *faster* than its floor (0.89×)."""
     t0 = time.monotonic()
     subprocess.run(
-        [sys.executable, "-c", "import daemon.app"],
+        [sys.executable, "-c", "import daemon.runtime.app"],
         capture_output=True,
         check=True,
         cwd=proc.ROOT,
@@ -200,7 +200,7 @@ def run(*, size: Size = "full", log: Callable[[str], None] = print) -> dict[str,
     d: proc.DaemonProcess | None = None
     try:
         # The first start on the copied file finds no seal: it walks the whole chain. Every
-        # later start follows a clean stop, finds the seal and skips the walk (daemon/seal.py).
+        # later start follows a clean stop, finds the seal and skips the walk (daemon/journal/seal.py).
         times, cpus, rec, d = _starts(cfg, where, starts + 1, pty, floor)
         out["big"] = _summary(times[1:], cpus[1:]) | {
             "recovery": rec[-1],

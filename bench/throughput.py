@@ -43,12 +43,12 @@ from bench import floors, proc
 from bench.session import Session, shoe_session, wheel_available, wheel_session
 from bench.sizes import Size, pick
 from bench.stats import Load
-from daemon.bus import Bus
-from daemon.events import utc_text
+from daemon.bus.bus import Bus
+from daemon.bus.publisher import io_threads_yield
 from daemon.games import find as game_class
 from daemon.journal import SNAPSHOT_EVENT, Batch, Journal
-from daemon.publisher import io_threads_yield
 from daemon.table import Command, DeviceReading, Table
+from daemon.table.events import utc_text
 from drivers.base import driver_class
 from drivers.readings import Malformed, Unknown
 
@@ -163,7 +163,7 @@ class _Sink:
 async def _bus(where: Any, table: str) -> tuple[zmq.asyncio.Context, Bus, Journal]:
     j = Journal(where / "journal.sqlite", table)
     ctx = zmq.asyncio.Context()
-    io_threads_yield(ctx)  # as daemon/app.py makes its context
+    io_threads_yield(ctx)  # as daemon/runtime/app.py makes its context
     bus = Bus(
         ctx,
         table=table,
@@ -260,8 +260,8 @@ async def _journal_publish(sess: Session, snapshot_every: int = 1000) -> dict[st
 async def _pipeline(
     sess: Session, *, one_at_a_time: bool, snapshot_every: int = 1000
 ) -> dict[str, Any]:
-    from daemon.event_log import event_logger
-    from daemon.pipeline import Pipeline
+    from daemon.pipeline.pipeline import Pipeline
+    from daemon.runtime.event_log import event_logger
 
     where = proc.workdir("tp-")
     inputs = [inp for inp, drafts in sess.decisions]
@@ -269,7 +269,7 @@ async def _pipeline(
     ctx, bus, j = await _bus(where, "tp")
     table = _table(sess)
     p = Pipeline(table, j, snapshot_every=snapshot_every)
-    p.publishers.append(bus.publish)  # as daemon/app.py: the moment each commit returns
+    p.publishers.append(bus.publish)  # as daemon/runtime/app.py: the moment each commit returns
     p.listeners.append(event_logger("all", table.game.describe))
     task = asyncio.create_task(p.run())
     sink: _Sink | None = None
@@ -330,7 +330,7 @@ async def _pipeline(
 
 def _quiet_logs() -> Callable[[], None]:
     """tabled's logging set up as in production (JSON lines), written to /dev/null."""
-    from daemon import logs
+    from daemon.runtime import logs
 
     devnull = open(os.devnull, "w")
     real = sys.stdout

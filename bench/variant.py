@@ -41,7 +41,9 @@ def _timeline() -> None:
     import os
     import time
 
-    from daemon import bus, journal, pipeline
+    from daemon import journal
+    from daemon.bus import bus
+    from daemon.pipeline import pipeline
 
     now = time.monotonic_ns
     rec: dict[str, list[Any]] = {"process": [], "append": [], "publish": [], "listeners": []}
@@ -226,7 +228,7 @@ VARIANTS: dict[str, Callable[[], None]] = {
 def main() -> int:
     name, *rest = sys.argv[1:]
     VARIANTS[name]()
-    from daemon.app import main as tabled
+    from daemon.runtime.app import main as tabled
 
     return tabled(rest)
 

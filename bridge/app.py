@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 # first, before anything imports structlog: structlog without rich, as the daemon does
-# (rich and what it brings are ~4 MiB resident; daemon/structlog_lean.py says why)
-from daemon import structlog_lean  # noqa: F401
+# (rich and what it brings are ~4 MiB resident; daemon/runtime/structlog_lean.py says why)
+from daemon.runtime import structlog_lean  # noqa: F401
 
 # isort: split
 import argparse
@@ -24,8 +24,8 @@ import structlog
 from bridge import config as bridge_config
 from bridge.core import FloorBridge
 from bridge.natslink import NatsUnreachable
-from daemon import logs
-from daemon.config import ConfigError
+from daemon.runtime import logs
+from daemon.runtime.config import ConfigError
 
 log = structlog.get_logger("tabled.bridge")
 
@@ -92,7 +92,7 @@ def _show(status: dict[str, Any]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """``tabled-bridge``'s commands, and its man page (``daemon/manpages.py``)."""
+    """``tabled-bridge``'s commands, and its man page (``daemon/ctl/manpages.py``)."""
     p = argparse.ArgumentParser(
         prog="tabled-bridge",
         description="Carry a floor of tabled tables into NATS JetStream.",

@@ -1,6 +1,6 @@
 """The bridge's config file: the NATS servers and stream, and every table it follows.
 
-Errors name the file, the key and what is wrong, as the daemon's do (``daemon.config``).
+Errors name the file, the key and what is wrong, as the daemon's do (``daemon.runtime.config``).
 Key files are relative to the config file's folder.
 """
 
@@ -12,9 +12,9 @@ from typing import Annotated, Any
 
 import msgspec
 
-from daemon.config import ConfigError
+from daemon.runtime.config import ConfigError
+from daemon.runtime.validate import check
 from daemon.security import SecurityError, check_secret_file
-from daemon.validate import check
 
 _TableId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")]
 _Stream = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]

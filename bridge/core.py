@@ -51,7 +51,7 @@ from bridge.natslink import (
 )
 from bridge.rollback import Rollbacks
 from bridge.store import NOTHING, Ahead, Diverged, Head, Store, keep_checkpoint
-from daemon.sdnotify import Notifier
+from daemon.runtime.sdnotify import Notifier
 
 log = structlog.get_logger("tabled.bridge")
 

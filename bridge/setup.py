@@ -1,6 +1,6 @@
 """``tabled-bridge install``: set up the floor's bridge from the installed package, or remove it.
 
-The table's installer (``daemon.install``) does the same for ``tabled@TABLE``; this one
+The table's installer (``daemon.ctl.install``) does the same for ``tabled@TABLE``; this one
 writes ``/etc/tabled/bridge.toml`` and ``tabled-bridge.service`` (ExecStart at *this*
 installation's ``tabled-bridge``), and copies the key files the config names by
 relative path beside it, keeping those paths: secrets (CURVE client keys, NATS creds,
@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bridge.config import BridgeConfig, load
-from daemon.config import ConfigError
-from daemon.install import (
+from daemon.ctl.install import (
     CONF_DIR,
     SetupError,
     Step,
@@ -36,6 +35,7 @@ from daemon.install import (
     unit_text,
     write_file,
 )
+from daemon.runtime.config import ConfigError
 
 UNIT = "etc/systemd/system/tabled-bridge.service"
 CONFIG = f"{CONF_DIR}/bridge.toml"

@@ -20,8 +20,8 @@ through libgpiod (``drivers/gpiod_pins.py``, any Linux PC): the same gpiozero
 devices, a new factory for every opening, and a chip that goes away is a lost
 panel. :class:`~drivers.gpio.panel.GpioPanel` is all the daemon sees.
 
-What the buttons ask the table (``daemon/buttons.py``) and what the stack light
-says (``daemon/stack_light.py``) are the daemon's: the driver reports
+What the buttons ask the table (``daemon/table/buttons.py``) and what the stack light
+says (``daemon/table/stack_light.py``) are the daemon's: the driver reports
 :class:`~drivers.readings.ButtonPressed` and shows the lights it is told.
 """
 

@@ -76,7 +76,7 @@ class ShoeInserted(Reading, frozen=True, kw_only=True):
 class BadgeRead(Reading, frozen=True, kw_only=True):
     """A staff badge passed a reader (a scanner with ``reads = "badges"``): its code.
 
-    What it means (a dealer signing in or out) is the table's (``daemon/sessions.py``).
+    What it means (a dealer signing in or out) is the table's (``daemon/table/sessions.py``).
     """
 
     code: str
@@ -132,7 +132,7 @@ DOUBLE_ZERO = 37
 
 class ButtonPressed(Reading, frozen=True, kw_only=True):
     """A dealer's button pressed (and held long enough): what it asks the table is the daemon's
-    (``daemon/buttons.py``); ``role`` is the one the panel's options give that button."""
+    (``daemon/table/buttons.py``); ``role`` is the one the panel's options give that button."""
 
     button: str
     role: str

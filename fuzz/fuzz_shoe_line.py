@@ -15,8 +15,8 @@ import atheris
 from common import complete_lines, cuts, feed, longest_segment, pieces, valid_kind
 
 with atheris.instrument_imports(include=["drivers"]):
-    from drivers.cards import DECK
     from drivers.card_codes import ENCODINGS, encode
+    from drivers.cards import DECK
     from drivers.readings import Malformed
     from drivers.shoe_line import ShoeLineOptions, ShoeLineProtocol, line_reading
 

@@ -1,6 +1,6 @@
 """Every alarm kind the daemon's code can raise, found from the code's syntax trees.
 
-A kind reaches ``alarm.raised`` only through ``raise_alarm`` (``daemon/table.py``, the one
+A kind reaches ``alarm.raised`` only through ``raise_alarm`` (``daemon/table/table.py``, the one
 place that adds that event). Many callers hand it on through helpers of their own
 (``raise_or_repeat``, ``device_fault``, the shoe's ``_pause`` and ``_set_aside``…), so a
 search for literal ``raise_alarm(t, d, "kind"`` calls misses what the helpers raise (the

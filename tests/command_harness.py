@@ -18,7 +18,7 @@ import msgspec
 import zmq
 from daemon_harness import fast_copy
 
-from daemon.config import load
+from daemon.runtime.config import load
 
 ROLES = ("viewer", "dealer", "supervisor", "technician")
 

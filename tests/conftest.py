@@ -44,8 +44,8 @@ class CaptureFile(pytest.File):
 
 class CaptureItem(pytest.Item):
     def runtest(self) -> None:
-        from daemon.capture import load
-        from daemon.replay import replay
+        from daemon.pipeline.capture import load
+        from daemon.pipeline.replay import replay
 
         log = Path(self.path)
         expected = expected_path(log)

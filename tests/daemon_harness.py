@@ -22,7 +22,7 @@ from typing import Any
 
 import zmq
 
-from daemon.events import Event, decode
+from daemon.table.events import Event, decode
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -174,7 +174,7 @@ class Daemon:
         self.notify.bind(str(self.notify_path))
         self.log = config.parent / "daemon.log"
         #: how the daemon is run (``--config`` follows): ``tabled`` as its console script does
-        self.command = [sys.executable, "-m", "daemon.app"]
+        self.command = [sys.executable, "-m", "daemon.runtime.app"]
 
     def start(self, timeout: float = 15.0) -> None:
         env = dict(
@@ -240,7 +240,7 @@ class Daemon:
 
 def tablectl(config: Path, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "--config", str(config), *args],
+        [sys.executable, "-m", "daemon.ctl.cli", "--config", str(config), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -65,13 +65,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 from journal_attacks import rewrite_history_from
 
-from daemon.config import load
-from daemon.control import ControlError
-from daemon.control_client import ControlClient, DaemonUnreachable
+from daemon.bus.control import ControlError
+from daemon.bus.subscriber import Follower, ReplayFailed
+from daemon.ctl.control_client import ControlClient, DaemonUnreachable
+from daemon.ctl.keys import create_checkpoint
 from daemon.games import find
 from daemon.journal import verify_chain, verify_file
-from daemon.keys import create_checkpoint
-from daemon.subscriber import Follower, ReplayFailed
+from daemon.runtime.config import load
 
 _TAGS = itertools.count(1)
 
@@ -442,7 +442,7 @@ def every_step(work: Path, rng: random.Random, toggles: int) -> None:
     out in the backlog (seen with 1,166 events read in 20 s); the events a subscriber
     holds are checked after the part, from a replay.
     """
-    from daemon.faults import STEPS
+    from daemon.runtime.faults import STEPS
 
     for step in STEPS:
         where = work / f"step-{step}"
@@ -627,7 +627,7 @@ def _spawn(d: Daemon) -> None:
     env = dict(os.environ, NOTIFY_SOCKET=str(d.notify_path), PYTHONUNBUFFERED="1", **d.env)
     d._out = d.log.open("ab")
     d.proc = subprocess.Popen(
-        [sys.executable, "-m", "daemon.app", "--config", str(d.config)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(d.config)],
         cwd=ROOT,
         env=env,
         stdout=d._out,

@@ -27,7 +27,7 @@ from typing import Any
 
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 Log = Callable[[str], None]
 
@@ -52,7 +52,7 @@ def _refused(cfg: Path, timeout: float = 30.0) -> str:
     """A start that must not get READY: its one error line."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -220,7 +220,7 @@ def test_a_floor_catch_up_that_times_out_says_what_the_bridge_knew(tmp_path: Pat
 
 def test_the_profile_summary_names_frames_that_exist() -> None:
     """bench/profile.py tells a waiting thread from a busy one by the leaf frame's name and
-    file; when the journal's writer moved to daemon/writer.py its wait still named the old
+    file; when the journal's writer moved to daemon/pipeline/writer.py its wait still named the old
     place, so every idle sample of that thread was counted as work. Each of our frames it
     names must be a function in that file."""
     import re

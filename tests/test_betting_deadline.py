@@ -1,7 +1,7 @@
 """``betting.opened`` says when betting closes, for an overlay's countdown — in every game.
 
 Decided through each game's real table (pure decide/apply). The croupier closes
-betting ``betting_seconds`` after it sees ``betting.opened`` (``daemon/croupier.py``),
+betting ``betting_seconds`` after it sees ``betting.opened`` (``daemon/runtime/croupier.py``),
 so that is what the event carries; where people or the wheel close it, null.
 """
 

@@ -17,10 +17,10 @@ import msgspec
 import pytest
 from daemon_harness import Daemon, Subscriber, endpoints, free_port, replay
 
-from daemon.control import ControlError
-from daemon.control_client import ControlClient
-from daemon.events import GENESIS, body_of, chain_hash
+from daemon.bus.control import ControlError
+from daemon.ctl.control_client import ControlClient
 from daemon.journal import verify_chain
+from daemon.table.events import GENESIS, body_of, chain_hash
 
 
 def _config(tmp: Path) -> Path:
@@ -70,7 +70,7 @@ format = "json"
 
 class Table:
     def __init__(self, cfg: Path) -> None:
-        from daemon.config import load
+        from daemon.runtime.config import load
 
         self.endpoint = load(cfg).control_endpoint
         pub, self.rep = endpoints(cfg)
@@ -234,7 +234,7 @@ def test_a_restart_rebuilds_the_hole_card_from_the_journal(table) -> None:
 
 
 def test_the_trace_holds_its_records_while_a_card_is_secret_and_sends_them_in_order() -> None:
-    from daemon.tracer import Tracer
+    from daemon.runtime.tracer import Tracer
 
     sent: list[bytes] = []
     tr = Tracer("bj", lambda topic, body: sent.append(body), lambda: 1.0, lambda: 0.0)

@@ -20,7 +20,7 @@ import pytest
 from bench.floor.harness import BIN, Floor, Mismatch, run, verify
 from bench.floor.natsd import available, stream_events
 from bridge.config import load
-from daemon.config import ConfigError
+from daemon.runtime.config import ConfigError
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 

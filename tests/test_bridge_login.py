@@ -24,7 +24,7 @@ from cryptography.x509.oid import NameOID
 from bench.floor.harness import BIN, Floor, run, verify
 from bench.floor.natsd import available
 from bridge.config import load
-from daemon.config import ConfigError
+from daemon.runtime.config import ConfigError
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 

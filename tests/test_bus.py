@@ -23,13 +23,13 @@ import zmq
 import zmq.asyncio
 
 from daemon import journal as journal_mod
-from daemon.bus import Bus, BusError
-from daemon.events import Draft, decode
-from daemon.ipc import EndpointError
+from daemon.bus.bus import Bus, BusError
+from daemon.bus.ipc import EndpointError
+from daemon.bus.publisher import io_threads_yield
+from daemon.bus.replay_server import ReplayError
+from daemon.bus.subscriber import replay
 from daemon.journal import Batch, Journal
-from daemon.publisher import io_threads_yield
-from daemon.replay_server import ReplayError
-from daemon.subscriber import replay
+from daemon.table.events import Draft, decode
 
 TCP = "tcp://127.0.0.1:*"
 TIME = "2026-01-01T00:00:00.000Z"
@@ -550,7 +550,7 @@ def _silent(ctx: zmq.asyncio.Context, endpoint: str) -> zmq.asyncio.Socket:
 async def _followers(b: Bus, n: int, last: int) -> list[tuple[list[int], int]]:
     """``n`` Followers (the documented recipe, each in its own thread) started at once, each
     until it holds seq ``last``; heartbeats tell them the head, as the daemon's do."""
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
 
     def follow() -> tuple[list[int], int]:
         f = Follower(b.publish_endpoint, b.replay_endpoint, table="t1")
@@ -657,7 +657,7 @@ async def _one_slot_taken(ctx: zmq.asyncio.Context, path: str) -> tuple[Bus, zmq
 async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeout(ctx, big_jpath):
     """The follower's backoff on an injected clock: pauses double from BUSY_FIRST, the
     last is cut to what is left of ``timeout``, then the busy reply is the error."""
-    from daemon.subscriber import Follower, FollowerClock, ReplayFailed
+    from daemon.bus.subscriber import Follower, FollowerClock, ReplayFailed
 
     b, silent = await _one_slot_taken(ctx, big_jpath)
     now = [0.0]
@@ -683,7 +683,7 @@ async def test_a_busy_table_is_asked_again_after_doubling_pauses_until_the_timeo
 
 async def test_closing_a_follower_ends_its_busy_backoff_at_once(ctx, big_jpath):
     """``close`` from another thread wakes a follower pausing for a busy table."""
-    from daemon.subscriber import Follower, FollowerClock, ReplayFailed
+    from daemon.bus.subscriber import Follower, FollowerClock, ReplayFailed
 
     b, silent = await _one_slot_taken(ctx, big_jpath)
     pausing = threading.Event()

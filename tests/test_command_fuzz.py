@@ -22,11 +22,11 @@ from command_harness import ROLES, Raw, fuzz_args, game_config, role_endpoints
 from daemon_harness import Daemon
 
 from daemon import games
-from daemon.app import DAEMON_COMMANDS
-from daemon.capture import load as load_capture
-from daemon.config import load
 from daemon.journal import Journal, read_events
-from daemon.replay import Replayer
+from daemon.pipeline.capture import load as load_capture
+from daemon.pipeline.replay import Replayer
+from daemon.runtime.app import DAEMON_COMMANDS
+from daemon.runtime.config import load
 from daemon.table import Command, Input, Table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ from daemon_harness import Daemon
 
 from daemon.games.baccarat.table import BaccaratTable
 from daemon.journal import Journal, read_events
-from daemon.pipeline import Pipeline
+from daemon.pipeline.pipeline import Pipeline
 from daemon.table import Command, DeviceHealth, Table
 
 MALFORMED = [b"[null]", b"[[1]]", b'[{"a":1}]', b"[1e400]", b"null", b'{"x":1}', b"1e400"]

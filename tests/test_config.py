@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.config import ConfigError, effective, load
+from daemon.runtime.config import ConfigError, effective, load
 
 GOOD = """
 [table]
@@ -127,7 +127,7 @@ def test_the_shipped_configs_can_all_run_at_once():
     roulette.toml both bound 7710/7711)."""
     from pathlib import Path
 
-    from daemon import shipped
+    from daemon.ctl import shipped
 
     owner: dict[str, str] = {}
     for name in shipped.EXAMPLES:

@@ -92,7 +92,7 @@ def test_a_signed_checkpoint_is_checked_with_nodes_own_ed25519(tmp_path):
 
     if shutil.which("node") is None:
         pytest.skip("node is not installed here")
-    from daemon.keys import create_checkpoint
+    from daemon.ctl.keys import create_checkpoint
     from daemon.security.checkpoints import Checkpointer
 
     create_checkpoint(tmp_path, "table")
@@ -168,7 +168,7 @@ def test_the_node_backend_follows_across_a_sigkill_and_a_clean_restart(ajv, tmp_
 
     from daemon_harness import Daemon, endpoints, write_config
 
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
 
     cfg = write_config(tmp_path)
     pub, rep = endpoints(cfg)

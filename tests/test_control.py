@@ -24,9 +24,9 @@ import structlog
 import zmq
 import zmq.asyncio
 
-from daemon.control import ControlError, ControlServer, Peer
-from daemon.control_client import ControlClient, DaemonUnreachable
-from daemon.ipc import EndpointError
+from daemon.bus.control import ControlError, ControlServer, Peer
+from daemon.bus.ipc import EndpointError
+from daemon.ctl.control_client import ControlClient, DaemonUnreachable
 
 LIMIT = 20.0  # seconds: a hang guard for each test, never a measurement
 
@@ -350,7 +350,7 @@ async def test_more_than_max_in_flight_gets_busy_and_the_rest_are_answered(ctx, 
 
 
 async def test_a_burst_from_several_clients_gets_one_reply_each(server, ctx):
-    """More requests at once than one wake of the reader takes (daemon/zmq_loop.py's
+    """More requests at once than one wake of the reader takes (daemon/bus/zmq_loop.py's
     batch): each gets exactly one reply, its answer, its error or ``busy`` (more than
     MAX_IN_FLIGHT at once, as before), and the server answers normally after."""
     dealers = [_dealer(ctx, server.endpoint) for _ in range(3)]

@@ -1,8 +1,8 @@
 """Issue 30, result corrections: a supervisor corrects a published result from corrected
-inputs; the game re-derives it by its own rules (``daemon/corrections.py``).
+inputs; the game re-derives it by its own rules (``daemon/table/corrections.py``).
 
 Each game's capture is replayed through the real drivers and table into a real journal
-(:class:`daemon.replay.Replayer`), a correction is decided like any command, and the
+(:class:`daemon.pipeline.replay.Replayer`), a correction is decided like any command, and the
 journal is then read by ``tablectl verify`` and ``tablectl recall``. The corrected result
 is checked against the game's rules (the independent oracles where there is one).
 """
@@ -23,14 +23,13 @@ import independent_baccarat
 import msgspec
 import pytest
 
-from daemon import corrections
-from daemon.capture import load
 from daemon.games.paigow import rules as paigow
 from daemon.games.roulette import rules as roulette
 from daemon.games.sicbo import rules as sicbo
+from daemon.pipeline.capture import load
+from daemon.pipeline.replay import Replayer
 from daemon.procedures.shoe import roads
-from daemon.replay import Replayer
-from daemon.table import Command
+from daemon.table import Command, corrections
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPS = ROOT / "tests" / "captures"
@@ -74,7 +73,7 @@ def _file(r: Replayer, tmp: Path) -> Path:
 
 def _tablectl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args],
+        [sys.executable, "-m", "daemon.ctl.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -298,7 +297,7 @@ def test_tablectl_correct_on_a_running_sic_bo_table_and_after_a_restart(tmp_path
     still corrects its latest result, so the seq it counts is the journal's."""
     from daemon_harness import Daemon, endpoints, fast_copy, tablectl
 
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
 
     cfg = fast_copy(
         "sicbo.toml",
@@ -406,7 +405,7 @@ def test_a_hand_corrected_to_its_own_cards_is_refused_as_nothing_to_correct():
 def test_the_console_log_words_the_corrected_result_as_the_game_does():
     from structlog.testing import capture_logs
 
-    from daemon.event_log import event_logger
+    from daemon.runtime.event_log import event_logger
 
     r, _ = _replay("dice-ref/rounds")
     orig = _last(r, "dice.result")

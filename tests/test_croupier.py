@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from daemon.croupier import Croupier
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
+from daemon.runtime.croupier import Croupier
 from daemon.table import TableState
 
 

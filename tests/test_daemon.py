@@ -20,8 +20,8 @@ from daemon_harness import (
     write_config,
 )
 
-from daemon.events import check
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
+from daemon.table.events import check
 
 
 @pytest.fixture
@@ -188,7 +188,7 @@ def test_config_errors_refuse_to_start(tmp_path):
     import sys
 
     p = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(bad)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(bad)],
         capture_output=True,
         text=True,
         timeout=30,

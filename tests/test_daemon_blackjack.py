@@ -18,8 +18,8 @@ from daemon_harness import ROOT, endpoints, fast_copy, tablectl
 from test_daemon_dragon_tiger_sicbo import daemons  # noqa: F401
 from tmux_pane import Pane
 
+from daemon.bus.subscriber import Follower
 from daemon.games.blackjack import rules as r
-from daemon.subscriber import Follower
 
 #: a monitor line of the round: the dealer's or a box's
 BOX_LINE = r"^ (dealer|[1-7]) "
@@ -73,7 +73,7 @@ def test_config_blackjack_plays_by_itself(tmp_path, daemons):  # noqa: F811
 
 def monitor_screen(cfg, pred, timeout: float = 20.0) -> str:
     """`tablectl monitor` in an 80×24 tmux pane, until its screen matches ``pred``."""
-    cmd = f"{sys.executable} -m daemon.cli --config {cfg} monitor --seconds 30"
+    cmd = f"{sys.executable} -m daemon.ctl.cli --config {cfg} monitor --seconds 30"
     with Pane(cmd, ROOT) as pane:
         return pane.wait_for(pred, timeout)
 

@@ -8,7 +8,7 @@ import tty
 
 from daemon_harness import Daemon, endpoints, tablectl, write_config
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 
 class HandShoe:

@@ -1,6 +1,6 @@
 """Dragon Tiger and Sic Bo end to end: the real daemon on a temp copy of config/dragon-tiger.toml
 and config/sicbo.toml with fast timings, simulators on real ptys, and a plain pyzmq SUB
-(through :class:`daemon.subscriber.Follower`, which waits out the slow joiner) seeing the results."""
+(through :class:`daemon.bus.subscriber.Follower`, which waits out the slow joiner) seeing the results."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from daemon_harness import Daemon, endpoints, fast_copy, tablectl
 
-from daemon.config import load
-from daemon.control_client import ControlClient
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
+from daemon.ctl.control_client import ControlClient
+from daemon.runtime.config import load
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Mahjong Pai Gow end to end: the real daemon on a temp copy of config/paigow.toml with fast
 timings, the tile reader and the dice shaker simulated on real ptys, a plain pyzmq SUB
-(through :class:`daemon.subscriber.Follower`) seeing the results, and tablectl reading them."""
+(through :class:`daemon.bus.subscriber.Follower`) seeing the results, and tablectl reading them."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from daemon_harness import Daemon, endpoints, fast_copy, tablectl
 from independent_paigow import SEATS, deal, first_seat, outcome
 from rich.console import Console
 
-from daemon.capture import load
+from daemon.bus.subscriber import Follower
 from daemon.games.paigow.table import PaiGowTable
-from daemon.replay import replay
-from daemon.subscriber import Follower
+from daemon.pipeline.capture import load
+from daemon.pipeline.replay import replay
 from daemon.tools.monitor import Model, render
 
 

@@ -10,7 +10,7 @@ import json
 
 from daemon_harness import Daemon, endpoints, tablectl, write_config
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 
 def run_daemon(tmp_path, errors):

@@ -24,7 +24,7 @@ import pytest
 import zmq
 from daemon_harness import Daemon, Subscriber, endpoints, free_port, tablectl, write_config
 
-from daemon.fd_budget import RESERVE, BudgetError, caps
+from daemon.bus.fd_budget import RESERVE, BudgetError, caps
 
 #: the daemon's RLIMIT_NOFILE, soft and hard, in these tests
 LIMIT = 512
@@ -37,7 +37,7 @@ _LIMITED = (
     "n = int(sys.argv.pop(1)); "
     "resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); "
     "sys.argv[0] = 'tabled'; "
-    "runpy.run_module('daemon.app', run_name='__main__')"
+    "runpy.run_module('daemon.runtime.app', run_name='__main__')"
 )
 
 
@@ -237,7 +237,7 @@ def test_with_curve_every_listener_is_capped_and_the_handshakes_are_still_counte
     monitor took the socket's one monitor over from the authenticator) still count."""
     from test_security_daemon import TableKeys
 
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
 
     keys = TableKeys(tmp_path / "keys")
     control, metrics = free_port(), free_port()
@@ -301,8 +301,8 @@ def test_a_scrape_flood_costs_the_loop_a_bounded_share():
     are taken a second (the rest wait in the kernel), so the loop's share stays small."""
     import asyncio
 
-    from daemon import metrics_http
-    from daemon.metrics_http import MetricsServer
+    from daemon.bus import metrics_http
+    from daemon.bus.metrics_http import MetricsServer
 
     async def main() -> tuple[dict[str, int], float]:
         server = MetricsServer(lambda: b"tabled_up 1\n", "text/plain", cap=8)
@@ -375,7 +375,7 @@ def test_the_socket_filter_closes_a_listener_and_opens_it_again():
     """What the caps put on a listening socket at its cap: no connection completes while it is
     on (the SYN is dropped: the client's connect times out), and every one does once it goes;
     a connection made before is not touched."""
-    from daemon.connections import _DROP_PROG, _SO_ATTACH_FILTER, _SO_DETACH_FILTER
+    from daemon.bus.connections import _DROP_PROG, _SO_ATTACH_FILTER, _SO_DETACH_FILTER
 
     with socket.socket() as lst:
         lst.bind(("127.0.0.1", 0))
@@ -400,7 +400,7 @@ def test_a_local_flood_of_the_ipc_control_socket_stops_nothing(tmp_path: Path):
     still in its handshake makes room) and the table keeps publishing."""
     import socket as so
 
-    from daemon.config import load
+    from daemon.runtime.config import load
 
     cfg = write_config(tmp_path)
     pub, _rep = endpoints(cfg)

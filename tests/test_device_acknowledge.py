@@ -7,10 +7,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from daemon.devices import DeviceRunner, DeviceSet
 from daemon.games.baccarat.table import BaccaratTable
 from daemon.games.roulette.table import RouletteGame
-from daemon.listeners import Listeners
+from daemon.pipeline.listeners import Listeners
+from daemon.runtime.devices import DeviceRunner, DeviceSet
 from drivers.cammegh import SS2Driver, SS2Options
 
 

@@ -2,7 +2,7 @@
 
 Every serial driver registered under ``tabled.drivers`` is played by hand on a
 real pty behind a ``by-id``-style symlink, with the transport and the runner
-exactly as the daemon wires them (``daemon/app.py``), in-process on one
+exactly as the daemon wires them (``daemon/runtime/app.py``), in-process on one
 asyncio loop. The runner's ``submit`` puts every table input (readings and
 health changes) on a queue the test awaits; nothing here sleeps to wait for
 something (every wait is on an event or a queue, with :data:`GUARD` as a
@@ -35,7 +35,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from daemon.devices import DeviceRunner
+from daemon.runtime.devices import DeviceRunner
 from daemon.table import DeviceHealth, DeviceReading, Input
 from drivers.base import Driver, load_drivers
 from drivers.dice_readings import DiceResult

@@ -14,7 +14,7 @@ import tempfile
 
 from daemon_harness import ROOT, Daemon, free_port, tablectl
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 from drivers.dice_ref import DiceRefDriver, DiceRefOptions, encode_frame
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from daemon_harness import Daemon, write_config
 from display_harness import DisplayProc
 
-from daemon.keys import create_curve
+from daemon.ctl.keys import create_curve
 
 
 def test_a_curve_table_shows_only_to_an_admitted_display(tmp_path: Path):

@@ -21,7 +21,7 @@ from test_docs import config_sections, emitted_types, sections
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "client" / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
-#: tablectl's global options that take a value (``daemon/cli.py``)
+#: tablectl's global options that take a value (``daemon/ctl/cli.py``)
 VALUED = {"-t", "--table", "--config", "--timeout", "--actor", "--role", "--key"}
 
 
@@ -30,7 +30,7 @@ def _text() -> str:
 
 
 def commands() -> list[str]:
-    from daemon.cli import parser
+    from daemon.ctl.cli import parser
     from daemon.tools.shell import subcommands
 
     return [path for path, _ in subcommands(parser())]
@@ -134,7 +134,7 @@ def test_every_key_a_config_table_gives_exists():
     assert not ghosts, f"docs/config.md documents keys that do not exist: {ghosts}"
 
 
-#: a repository file in a code span: `daemon/host.py`, `client/README.md`, `bench/…`
+#: a repository file in a code span: `daemon/runtime/host.py`, `client/README.md`, `bench/…`
 SPAN_PATH = re.compile(
     r"`((?:docs|daemon|drivers|tests|config|systemd|fuzz|bench|bridge|client|requirements)"
     r"/[\w./-]+\.(?:md|py|toml|log|jsonl|txt|json|service|rules|conf))`"

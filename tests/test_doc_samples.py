@@ -27,8 +27,8 @@ def samples() -> list[tuple[str, str]]:
 #: how each sample is run: (file, a line it holds) → the test that runs it
 RUN = {
     ("docs/events.md", "def verify(raw: bytes, prev_hash: str) -> bool:"): "verify",
-    ("docs/events.md", "from daemon.subscriber import Follower"): "follower",
-    ("README.md", "from daemon.subscriber import Follower"): "follower",
+    ("docs/events.md", "from daemon.bus.subscriber import Follower"): "follower",
+    ("README.md", "from daemon.bus.subscriber import Follower"): "follower",
     ("docs/floor.md", "from tabled_client.floor import FloorFollower"): "test_floor_backend.py",
     ("docs/architecture.md", "class MyGame:"): "sketch",
     ("docs/settlement.md", "def settle_capture(path: str)"): "settle",

@@ -111,7 +111,7 @@ def env(tmp_path_factory) -> Iterator[dict[str, str]]:
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "tablectl"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m daemon.cli "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m daemon.ctl.cli "$@"\n')
     wrapper.chmod(0o755)
     cfg = write_config(tmp)
     d = Daemon(cfg)

@@ -34,7 +34,7 @@ README = ROOT / "README.md"
 #: ``d.add("card.dealt", …)`` and ``d.add(\n    "card.dealt", …)``
 ADD = re.compile(r'd\.add\(\n?\s*"([a-z_]+\.[a-z_.]+)"')
 #: types the Table decides without a literal ``d.add("…")``: device health
-#: is ``f"device.{health}"`` (``daemon/table.py``), "ok" becoming "connected".
+#: is ``f"device.{health}"`` (``daemon/table/table.py``), "ok" becoming "connected".
 TABLE_TYPES = {"device.connected", "device.stale", "device.disconnected"}
 #: the events a game hands the hold procedure (``daemon/procedures/hold.py``) to add for it
 HOLD = re.compile(r'HoldEvents\(\s*"([a-z_.]+)",\s*"([a-z_.]+)",\s*"([a-z_.]+)"\)')
@@ -46,7 +46,7 @@ def _rel(p: Path) -> str:
 
 def emitted_types() -> dict[str, set[str]]:
     """Event type → where it comes from (source files and expected-event files)."""
-    found: dict[str, set[str]] = {t: {"daemon/table.py"} for t in TABLE_TYPES}
+    found: dict[str, set[str]] = {t: {"daemon/table/table.py"} for t in TABLE_TYPES}
     for py in sorted((ROOT / "daemon").glob("**/*.py")):
         text = py.read_text(encoding="utf-8")
         for t in ADD.findall(text) + [t for m in HOLD.findall(text) for t in m]:
@@ -218,10 +218,10 @@ def config_sections() -> list[tuple[str, type[msgspec.Struct]]]:
     """(heading in docs/config.md, struct) for every part of a config file: each
     ``Config`` section, every game's house rules (all under ``[game]``) and every
     installed driver's options (under a heading naming the driver)."""
-    from daemon.config import Config
     from daemon.games import games
     from daemon.games.baccarat.table import BaccaratRules
     from daemon.procedures.shoe import ShoeRules
+    from daemon.runtime.config import Config
     from drivers.base import load_drivers
 
     out: list[tuple[str, type[msgspec.Struct]]] = []

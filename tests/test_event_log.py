@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 from structlog.testing import capture_logs
 
-from daemon.event_log import event_logger
 from daemon.games.baccarat.describe import BaccaratDescriber
+from daemon.runtime.event_log import event_logger
 
 
 def ev(type_: str, **data) -> SimpleNamespace:
@@ -47,7 +47,7 @@ def test_json_lines_rendered_at_once_are_what_structlog_renders(capsys):
     line): each must be the line the configured processors make, level filter included."""
     import re
 
-    from daemon import logs
+    from daemon.runtime import logs
 
     more = [
         *EVENTS,

@@ -21,7 +21,7 @@ import pytest
 from daemon_harness import ROOT, Daemon, Subscriber, endpoints, fast_copy, tablectl
 
 from daemon import games
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 SHOE_FAST = {"betting_seconds": "0.05", "settle_seconds": "0.01"}
 
@@ -156,7 +156,7 @@ def _screen(running: Running) -> tuple[int, str]:
         [
             sys.executable,
             "-m",
-            "daemon.cli",
+            "daemon.ctl.cli",
             "--config",
             str(running.cfg),
             "monitor",

@@ -237,7 +237,7 @@ def test_a_forged_checkpoint_is_refused(tmp_path, server, kind, refusal):
 
 def test_retention_keys_are_checked_against_what_jetstream_accepts(tmp_path):
     from bridge.config import load
-    from daemon.config import ConfigError
+    from daemon.runtime.config import ConfigError
 
     p = tmp_path / "bridge.toml"
     table = '[[tables]]\nid = "t1"\npublish = "tcp://x:1"\nreplay = "tcp://x:2"\n'

@@ -1,4 +1,4 @@
-"""A game's optional members are declared with their defaults (``daemon/game.py``), never
+"""A game's optional members are declared with their defaults (``daemon/table/game.py``), never
 probed: every installed game keeps its own, a third party's class gets the defaults of what
 it leaves out, and the table takes only a game that has them all."""
 
@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import pytest
 
 from daemon import games
-from daemon.game import GameDefaults, complete
 from daemon.table import Table
+from daemon.table.game import GameDefaults, complete
 
 OPTIONAL = [n for n in vars(GameDefaults) if not n.startswith("__")]
 

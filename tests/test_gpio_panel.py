@@ -247,7 +247,7 @@ def test_bad_options_are_refused(opts, why):
 
 
 def test_a_config_with_a_pin_used_twice_is_refused_naming_the_device(tmp_path):
-    from daemon.config import ConfigError, load
+    from daemon.runtime.config import ConfigError, load
 
     cfg = tmp_path / "t.toml"
     cfg.write_text(
@@ -330,10 +330,10 @@ class Rig:
     """A table (baccarat, no start burn), its journal and pipeline, and the panel on it."""
 
     def __init__(self, tmp_path: Path, devices: tuple[str, ...] = ("panel",)) -> None:
-        from daemon.devices import DeviceRunner
         from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
         from daemon.journal import Journal
-        from daemon.pipeline import Pipeline
+        from daemon.pipeline.pipeline import Pipeline
+        from daemon.runtime.devices import DeviceRunner
         from daemon.table import Table
 
         self.table = Table(BaccaratTable(BaccaratRules(start_burn="none")), list(devices))
@@ -396,8 +396,8 @@ class Rig:
         await self.pipeline.started({"version": "0.1.0", "pid": 1, "recovered_seq": 0})
         driver = GpioPanelDriver(msgspec.convert(options or OPTIONS, GpioPanelOptions))
         self.runner = self.DeviceRunner("panel", driver, self.pipeline.submit)
-        from daemon.buttons import button_submit
-        from daemon.stack_light import follow
+        from daemon.table.buttons import button_submit
+        from daemon.table.stack_light import follow
 
         self.panel = driver.panel(
             self._submit(button_submit(self.pipeline.submit, "panel")), name="panel", **panel_kw
@@ -715,7 +715,7 @@ async def test_a_gpio_hotplug_makes_a_panel_without_pins_retry_at_once(tmp_path,
     backoff (a minute here, far beyond the wait), so a GPIO chip that appears is used at once."""
     from gpiozero import Device
 
-    from daemon.hotplug import Hotplug
+    from daemon.runtime.hotplug import Hotplug
 
     old = Device.pin_factory
     Device.pin_factory = None
@@ -848,7 +848,7 @@ async def test_a_simulated_dealer_presses_close_betting_on_a_sim_panel(tmp_path,
 def test_the_studio_config_has_a_mock_panel():
     from daemon_harness import ROOT
 
-    from daemon.config import load
+    from daemon.runtime.config import load
 
     s = load(ROOT / "config" / "baccarat-studio.toml")
     [panel] = [d for d in s.config.devices if d.driver == "gpio-panel"]
@@ -952,7 +952,7 @@ def test_tablectl_gpio_test_without_pins_says_why(tmp_path):
         [
             sys.executable,
             "-m",
-            "daemon.cli",
+            "daemon.ctl.cli",
             "--config",
             str(cfg),
             "gpio",
@@ -989,7 +989,7 @@ light_amber = 25
 def test_the_daemon_runs_a_panel_on_gpiozeros_mock_factory(tmp_path):
     from daemon_harness import Daemon, endpoints, tablectl, write_config
 
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
 
     cfg = write_config(tmp_path, extra="")
     cfg.write_text(cfg.read_text().replace("[bus]", PANEL_DEVICE + "\n[bus]", 1))
@@ -1018,7 +1018,7 @@ def test_the_daemon_runs_a_panel_on_gpiozeros_mock_factory(tmp_path):
 
 def test_every_button_asks_the_table_something():
     """The panel's buttons (driver side) and what each asks (daemon side) stay in step."""
-    from daemon.buttons import BUTTON_COMMANDS
+    from daemon.table.buttons import BUTTON_COMMANDS
     from drivers.gpio.options import BUTTONS
 
     assert set(BUTTON_COMMANDS) == set(BUTTONS)

@@ -286,7 +286,7 @@ def test_the_options_choose_the_factory_and_a_stray_chip_is_an_error():
 
 
 def test_a_config_with_a_bad_factory_names_the_file_and_key(tmp_path):
-    from daemon.config import ConfigError, load
+    from daemon.runtime.config import ConfigError, load
 
     demo = (Path(__file__).parents[1] / "config" / "baccarat-studio.toml").read_text()
     bad = demo.replace("blink = 1.0 ", 'chip = "/dev/gpiochip0"\nblink = 1.0 ', 1)

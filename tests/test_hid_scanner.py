@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runner_inputs import Inputs
 
-from daemon.devices import DeviceRunner
+from daemon.runtime.devices import DeviceRunner
 from drivers.card_codes import encode
 from drivers.cards import DECK
 from drivers.hid_scanner import (

@@ -29,9 +29,9 @@ import usb.util
 from daemon_harness import Daemon, endpoints, write_config
 from runner_inputs import Inputs
 
-from daemon.config import ConfigError, load
-from daemon.devices import DeviceRunner
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
+from daemon.runtime.config import ConfigError, load
+from daemon.runtime.devices import DeviceRunner
 from drivers.card_codes import ENCODINGS, encode
 from drivers.cards import DECK
 from drivers.hid_scanner import HidKeyboardProtocol, HidScannerDriver, HidScannerOptions

@@ -48,7 +48,7 @@ import msgspec
 import pytest
 from runner_inputs import Inputs
 
-from daemon.devices import DeviceRunner
+from daemon.runtime.devices import DeviceRunner
 from drivers.hid_scanner import HidScannerDriver, HidScannerOptions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,15 +6,15 @@ beyond the shoe's inventory (a few card codes, six decks: they overflow), line n
 (bursts of garbage before a card, the alarm cleared or not) and restarts (a crash, which
 voids the round, or a clean stop), played through the real shoe-line protocol, the real
 noise meter, the real table and an in-memory journal sealed as the daemon seals it
-(``daemon/replay.py``). Each round's hole card has a code no other card of the shoe has,
+(``daemon/pipeline/replay.py``). Each round's hole card has a code no other card of the shoe has,
 so "the code appears" means "the hole card is shown".
 
 Before the event that turns it over (``dealer.hole_card``, a ``hand.void`` or the
 ``secret.opened`` of a void), the code is in no published byte (what the bus, a replay,
 ``tablectl recall`` and ``tablectl monitor`` read: ``read_raw``), in no console-log line
-(``daemon/event_log.py`` over the published events), in nothing ``tablectl status``
+(``daemon/runtime/event_log.py`` over the published events), in nothing ``tablectl status``
 shows (the table's alarms, the game's summary) and in no record ``tablectl trace`` was
-sent (the daemon's :class:`~daemon.tracer.Tracer`, tapping each chunk and command as the
+sent (the daemon's :class:`~daemon.runtime.tracer.Tracer`, tapping each chunk and command as the
 daemon does, holding them while a card is secret). Afterwards the journal
 agrees: the chain verifies, every secret row opens its commitment, every seal is opened
 by a ``secret.opened`` that agrees with the secret rows, and the state rebuilt from the
@@ -32,14 +32,14 @@ import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon import event_log
-from daemon.capture import format_time, parse
-from daemon.event_log import log_events
 from daemon.games.blackjack.commitments import check_secrets
 from daemon.journal import Batch, read_for_state, read_with_secrets, verify_chain
-from daemon.replay import REPLAY_SALT_KEY, Replayer, replay
+from daemon.pipeline.capture import format_time, parse
+from daemon.pipeline.replay import REPLAY_SALT_KEY, Replayer, replay
+from daemon.runtime import event_log
+from daemon.runtime.event_log import log_events
+from daemon.runtime.tracer import Tracer
 from daemon.table import Command, DeviceHealth, Table
-from daemon.tracer import Tracer
 
 #: codes the rounds' other cards are drawn from: few, so that six decks of them overflow
 COMMON = ("3S", "5C", "7H", "AC")

@@ -2,7 +2,7 @@
 
 Each case is a capture replayed offline through the real shoe-line protocol, the real
 line-noise meter, the real table and an in-memory journal sealed as the daemon seals it
-(``daemon/replay.py``): what the bus, a replay and ``tablectl recall`` would read is the
+(``daemon/pipeline/replay.py``): what the bus, a replay and ``tablectl recall`` would read is the
 published bytes. The hole card's code (``QD``) appears once in each capture; no published
 byte, no alarm the table holds (``tablectl status``) and no console-log line may carry it
 before the event that turns it over, and afterwards every sealed value is opened and
@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 import structlog
 
-from daemon.capture import parse
-from daemon.events import canonical
 from daemon.journal import read_for_state, read_with_secrets
-from daemon.replay import Replayer, replay
+from daemon.pipeline.capture import parse
+from daemon.pipeline.replay import Replayer, replay
+from daemon.table.events import canonical
 
 HOLE = "QD"
 HEAD = """# driver: shoe-line
@@ -203,8 +203,8 @@ rx QD\\r\\n
 
 def test_the_line_noisy_log_line_quotes_no_frame() -> None:
     """The console log's "line noisy" warning said the decoded frames; the alarm lists them,
-    sealed while a card is secret, and the log says how many (``daemon/devices.py``)."""
-    from daemon.devices import DeviceRunner
+    sealed while a card is secret, and the log says how many (``daemon/runtime/devices.py``)."""
+    from daemon.runtime.devices import DeviceRunner
     from drivers.base import driver_class
 
     drv = driver_class("shoe-line")(
@@ -254,7 +254,7 @@ def test_an_altered_sealed_row_is_named_by_the_secret_check() -> None:
 def test_a_hole_card_typed_in_lower_case_is_sealed_as_typed() -> None:
     """``tablectl card qd`` names the queen of diamonds as surely as ``QD``: the command's
     argument is sealed as typed (a typed word is matched as the whole value only, so an
-    ``as`` in a sentence is never taken for the ace of spades: ``daemon/secrecy.py``)."""
+    ``as`` in a sentence is never taken for the ace of spades: ``daemon/table/secrecy.py``)."""
     r = _cap(
         ROUND
         + """
@@ -279,8 +279,8 @@ cmd card.enter card=qd actor=pit role=supervisor
 
 
 def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> None:
-    from daemon.events import draft
-    from daemon.secrecy import seal_drafts
+    from daemon.table.events import draft
+    from daemon.table.secrecy import seal_drafts
 
     drafts = [
         draft("alarm.cleared", {"id": "A1", "by": "pit", "reason": "set aside as a burn card"}),
@@ -303,9 +303,9 @@ def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> N
 def test_a_new_path_that_quotes_the_hole_card_is_sealed_without_a_line_of_its_own() -> None:
     """A game that grows a new way to quote the hole card (here, a careless alarm naming it
     as it is dealt, and another naming every card it holds) still publishes nothing of it:
-    the seal is the table's, on every draft, not each event's (``daemon/secrecy.py``)."""
+    the seal is the table's, on every draft, not each event's (``daemon/table/secrecy.py``)."""
     from daemon.games.blackjack.table import BlackjackRules, BlackjackTable
-    from daemon.replay import REPLAY_SALT_KEY
+    from daemon.pipeline.replay import REPLAY_SALT_KEY
     from daemon.table import Command, DeviceReading, Table, raise_alarm
     from drivers.readings import CardDrawn
 
@@ -361,9 +361,9 @@ def _read(code: str) -> Any:
 def test_a_garbled_line_is_counted_not_quoted_while_a_card_is_secret() -> None:
     """A hole card garbled on the wire is no card to the table, but its bytes are: while a
     card is secret the device runner's log and ``tablectl devices`` count a malformed or
-    unknown frame and say its length, not its bytes (``daemon/devices.py`` ``withhold``,
+    unknown frame and say its length, not its bytes (``daemon/runtime/devices.py`` ``withhold``,
     wired by the daemon to the game's ``secret_in_play``)."""
-    from daemon.devices import DeviceRunner
+    from daemon.runtime.devices import DeviceRunner
     from drivers.base import driver_class
 
     drv_cls = driver_class("shoe-line")

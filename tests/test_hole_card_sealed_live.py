@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 from daemon_harness import Daemon, Subscriber, endpoints, free_port, replay
 
-from daemon.control_client import ControlClient
+from daemon.ctl.control_client import ControlClient
 
 GARBAGE = b"\x01\x02\r\n" * 7
 
@@ -77,7 +77,7 @@ class Live:
         link.symlink_to(os.ttyname(slave))
         os.close(slave)
         self.cfg = _config(tmp, link)
-        from daemon.config import load
+        from daemon.runtime.config import load
 
         self.endpoint = load(self.cfg).control_endpoint
         self.pub, self.rep = endpoints(self.cfg)

@@ -25,7 +25,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_config_check_fails_naming_every_missing_group(tmp_path):
     cfg = write_config(tmp_path, extra=ROLES)
-    r = _run("daemon.cli", "config", "check", str(cfg))
+    r = _run("daemon.ctl.cli", "config", "check", str(cfg))
     assert r.returncode == 2, r.stdout
     assert all(g in r.stderr for g in MISSING), r.stderr
     assert "groupadd" in r.stderr
@@ -33,11 +33,11 @@ def test_config_check_fails_naming_every_missing_group(tmp_path):
 
 def test_doctor_names_every_missing_group(tmp_path):
     cfg = write_config(tmp_path, extra=ROLES)
-    r = _run("daemon.cli", "--config", str(cfg), "doctor")
+    r = _run("daemon.ctl.cli", "--config", str(cfg), "doctor")
     assert r.returncode == 1, r.stdout
     line = next(x for x in r.stdout.splitlines() if "control.roles" in x)
     assert line.startswith("PROBLEM") and all(g in line for g in MISSING), r.stdout
-    as_json = _run("daemon.cli", "--config", str(cfg), "--json", "doctor")  # --json is kept
+    as_json = _run("daemon.ctl.cli", "--config", str(cfg), "--json", "doctor")  # --json is kept
     found = json.loads(as_json.stdout)
     assert as_json.returncode == 1 and found["ok"] is False
     assert any(all(g in p for g in MISSING) for p in found["problems"]), found
@@ -45,7 +45,7 @@ def test_doctor_names_every_missing_group(tmp_path):
 
 def test_the_daemon_refuses_the_same_and_leaves_no_state_directory(tmp_path):
     cfg = write_config(tmp_path, extra=ROLES)
-    r = _run("daemon.app", "--config", str(cfg))
+    r = _run("daemon.runtime.app", "--config", str(cfg))
     assert r.returncode == 2, r.stdout + r.stderr
     assert all(g in r.stdout for g in MISSING), r.stdout
     assert not (tmp_path / "state").exists()
@@ -60,7 +60,7 @@ def test_a_start_refused_at_its_socket_leaves_no_new_state_directory(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()
-        r = _run("daemon.app", "--config", str(cfg))
+        r = _run("daemon.runtime.app", "--config", str(cfg))
     assert r.returncode == 1 and "address in use" in r.stdout, r.stdout
     assert not (tmp_path / "state").exists()
 
@@ -84,16 +84,16 @@ def test_a_journal_with_events_is_kept_when_a_later_start_fails(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", port))
         taken.listen()
-        assert _run("daemon.app", "--config", str(cfg)).returncode == 1
+        assert _run("daemon.runtime.app", "--config", str(cfg)).returncode == 1
     assert journal.stat().st_size >= before
 
 
 def test_a_missing_key_file_fails_config_check_and_doctor_as_it_stops_the_daemon(tmp_path):
     cfg = write_config(tmp_path, extra='\n[security]\ncheckpoint_key = "nokey.ed25519"\n')
-    r = _run("daemon.cli", "config", "check", str(cfg))
+    r = _run("daemon.ctl.cli", "config", "check", str(cfg))
     assert r.returncode == 2 and "nokey.ed25519 does not exist" in r.stderr, r.stderr
-    doc = _run("daemon.cli", "--config", str(cfg), "doctor")
+    doc = _run("daemon.ctl.cli", "--config", str(cfg), "doctor")
     assert doc.returncode == 1 and "PROBLEM  security: " in doc.stdout, doc.stdout
-    daemon = _run("daemon.app", "--config", str(cfg))  # its keys refused as it starts: exit 1
+    daemon = _run("daemon.runtime.app", "--config", str(cfg))  # its keys refused as it starts: exit 1
     assert daemon.returncode == 1 and "nokey.ed25519 does not exist" in daemon.stdout
     assert not (tmp_path / "state").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from test_serial_transport import Sink, running, transport_for
 
-from daemon.hotplug import Hotplug
+from daemon.runtime.hotplug import Hotplug
 from drivers.sim.pty import PtyLink
 
 
@@ -41,7 +41,7 @@ def test_the_backoff_is_jittered_within_its_bounds():
 
 
 def test_without_udev_the_watcher_says_so_and_changes_nothing(monkeypatch, tmp_path):
-    import daemon.hotplug as hotplug
+    import daemon.runtime.hotplug as hotplug
 
     monkeypatch.setattr(hotplug, "UDEV_CONTROL", tmp_path / "no-udev-control")
     hp = Hotplug(asyncio.new_event_loop(), list)

@@ -180,8 +180,8 @@ def test_the_checks_can_fail():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(g) == [["a", "b", "c"]]
     known = set(modules())
-    here = imports_of(ROOT / "daemon" / "table.py", "daemon.table", known)
-    assert "daemon.events" in here and "drivers.readings" in here
+    here = imports_of(ROOT / "daemon" / "table" / "table.py", "daemon.table.table", known)
+    assert "daemon.table.events" in here and "drivers.readings" in here
 
 
 def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
@@ -191,7 +191,7 @@ def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():
     import sys
 
     code = (
-        "import sys, daemon.app, daemon.subscriber, daemon.security\n"
+        "import sys, daemon.runtime.app, daemon.bus.subscriber, daemon.security\n"
         "assert 'cryptography' not in sys.modules, sorted(sys.modules)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -206,11 +206,11 @@ def test_a_checkpoint_key_is_loaded_and_used_without_cryptographys_serialization
     import subprocess
     import sys
 
-    from daemon.keys import create_checkpoint
+    from daemon.ctl.keys import create_checkpoint
 
     _, secret, kid = create_checkpoint(tmp_path, "cp")
     code = (
-        "import sys, daemon.app\n"
+        "import sys, daemon.runtime.app\n"
         "from daemon.security import Checkpointer\n"
         f"c = Checkpointer.load({str(secret)!r})\n"
         "cp = c('t1', 'j-1', 7, 'ab' * 32)\n"
@@ -221,3 +221,40 @@ def test_a_checkpoint_key_is_loaded_and_used_without_cryptographys_serialization
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == kid
+
+
+def tier_problems(root: Path) -> list[str]:
+    """What breaks docs/architecture.md's tiers: a module at ``daemon/``'s top level, or a
+    subpackage of ``daemon/`` without its row in the Folders table."""
+    daemon = root / "daemon"
+    folders = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    out = [
+        f"daemon/{p.name}: a module at daemon/'s top level; it belongs in its tier's subpackage"
+        for p in sorted(daemon.glob("*.py"))
+        if p.name != "__init__.py"
+    ]
+    out += [
+        f"daemon/{d.name}/: no row in docs/architecture.md's Folders table"
+        for d in sorted(daemon.iterdir())
+        if (d / "__init__.py").exists() and f"| `daemon/{d.name}/` |" not in folders
+    ]
+    return out
+
+
+def test_daemon_keeps_its_modules_in_the_tiers():
+    problems = tier_problems(ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_tier_check_can_fail(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "architecture.md").write_text("| `daemon/table/` | the table |\n")
+    for d in ("table", "bus"):
+        (tmp_path / "daemon" / d).mkdir(parents=True)
+        (tmp_path / "daemon" / d / "__init__.py").write_text("")
+    (tmp_path / "daemon" / "__init__.py").write_text("")
+    (tmp_path / "daemon" / "wiring.py").write_text("")
+    assert tier_problems(tmp_path) == [
+        "daemon/wiring.py: a module at daemon/'s top level; it belongs in its tier's subpackage",
+        "daemon/bus/: no row in docs/architecture.md's Folders table",
+    ]

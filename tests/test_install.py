@@ -1,7 +1,7 @@
 """The package carries the product, and ``tabled-setup`` installs a table from it (issue 15).
 
 * the wheel, built from this tree, holds the example configs and the systemd
-  files as package data, and ``daemon.shipped`` finds them there (not in a
+  files as package data, and ``daemon.ctl.shipped`` finds them there (not in a
   repository: the unpacked wheel is imported on its own);
 * ``tabled-setup install --root`` into a scratch root that looks like a Debian
   PC: users and groups (systemd-sysusers), modes (systemd-tmpfiles), the unit
@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from daemon import install, shipped
+from daemon.ctl import install, shipped
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "config" / "demo.toml"
@@ -75,7 +75,7 @@ def test_the_wheel_carries_configs_systemd_files_and_man_pages(wheel, tmp_path):
     scripts = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     )
-    assert b"tabled-setup = daemon.install:main" in scripts
+    assert b"tabled-setup = daemon.ctl.install:main" in scripts
 
     # the unpacked wheel alone, not this repository: shipped files come from package data
     site = tmp_path / "site"
@@ -93,10 +93,10 @@ def test_the_wheel_carries_configs_systemd_files_and_man_pages(wheel, tmp_path):
         assert r.returncode == 0, r.stderr
         return r.stdout
 
-    folder = from_wheel("-c", "from daemon import shipped; print(shipped.folder('systemd'))")
+    folder = from_wheel("-c", "from daemon.ctl import shipped; print(shipped.folder('systemd'))")
     assert Path(folder.strip()) == site / "daemon" / "data" / "systemd"
     # and tablectl man, run from the unpacked wheel, prints the page the wheel carries
-    man = from_wheel("-m", "daemon.cli", "man")
+    man = from_wheel("-m", "daemon.ctl.cli", "man")
     assert man == (site / "daemon/data/man/tablectl.1").read_text()
 
 
@@ -118,7 +118,7 @@ def test_setup_example_lists_only_the_shipped_examples(tmp_path):
     for n in (*shipped.EXAMPLES, "my-untracked-copy"):
         (folder / f"{n}.toml").write_text("")
     code = (
-        "import sys; from pathlib import Path; from daemon import shipped, install;"
+        "import sys; from pathlib import Path; from daemon.ctl import install, shipped;"
         f"shipped.folder = lambda kind: Path({str(folder)!r});"
         "sys.exit(install.main(['example']))"
     )
@@ -150,7 +150,7 @@ def make_pc(tmp: Path) -> Path:
 
 def setup_cmd(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.install", *args],
+        [sys.executable, "-m", "daemon.ctl.install", *args],
         capture_output=True,
         text=True,
         timeout=180,

@@ -24,14 +24,14 @@ from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 from journal_attacks import rewrite_history_from
 
 from daemon import journal as journal_mod
-from daemon.events import Draft, canonical
+from daemon.bus.subscriber import Follower
+from daemon.ctl.keys import create_checkpoint
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError, read_events
-from daemon.keys import create_checkpoint
-from daemon.pipeline import Pipeline
+from daemon.pipeline.pipeline import Pipeline
 from daemon.security import Checkpointer
-from daemon.subscriber import Follower
 from daemon.table import Table
+from daemon.table.events import Draft, canonical
 
 
 def _table() -> Table:
@@ -74,7 +74,7 @@ def tamper_newest_snapshot(path: Path) -> int:
 
 
 def test_a_tampered_snapshot_fails_verify_and_the_start(tmp_path, capsys):
-    from daemon.cli import main as cli
+    from daemon.ctl.cli import main as cli
 
     path = tmp_path / "j.sqlite"
     table = journal_with_snapshots(path)
@@ -348,7 +348,7 @@ def test_a_damaged_journal_is_refused_with_one_line_and_kept(tmp_path, how, play
     _damage(path, how)
     before = path.read_bytes()
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -402,7 +402,7 @@ def test_a_second_daemon_on_the_same_state_dir_is_kept_out(tmp_path):
     try:
         d.start()
         r = subprocess.run(
-            [sys.executable, "-m", "daemon.app", "--config", str(cfg2)],
+            [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg2)],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -536,7 +536,7 @@ def test_config_check_names_the_key_of_a_bad_state_location(tmp_path, case, key)
     r = tablectl(cfg, "config", "check", str(cfg))
     assert r.returncode == 2 and f"{key}:" in r.stderr, r.stderr
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -559,7 +559,7 @@ def test_a_state_dir_the_daemon_cannot_write_is_one_line(tmp_path):
         undo = ["chmod", "700", str(state)]
     try:
         r = subprocess.run(
-            [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+            [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -724,7 +724,7 @@ def test_a_commit_that_hangs_is_told_on_the_bus_while_the_loop_waits_for_it(tmp_
 
 
 def test_the_daemons_zeromq_io_threads_wait_for_its_loop(tmp_path):
-    """The daemon makes its context's I/O threads ``SCHED_BATCH`` (daemon/app.py): the I/O
+    """The daemon makes its context's I/O threads ``SCHED_BATCH`` (daemon/runtime/app.py): the I/O
     thread a publish wakes does not preempt the loop that published and commits the next
     batch; the loop itself keeps the normal policy."""
     cfg = write_config(tmp_path)

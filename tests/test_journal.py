@@ -9,9 +9,9 @@ from daemon_harness import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.cli import main as tablectl
-from daemon.events import SECRET, Draft, Event, body_of, canonical, chain_hash, decode, seal
+from daemon.ctl.cli import main as tablectl
 from daemon.journal import Batch, Journal, JournalError, read_for_state, read_raw, verify_chain
+from daemon.table.events import SECRET, Draft, Event, body_of, canonical, chain_hash, decode, seal
 
 
 def fill(path, n=20, table="t1") -> Journal:
@@ -111,7 +111,7 @@ def test_verify_names_the_tampered_seq(tmp_path, capsys, tamper, seq, what):
 
 def test_daemon_refuses_to_append_to_a_broken_chain(tmp_path):
     from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
-    from daemon.pipeline import Pipeline
+    from daemon.pipeline.pipeline import Pipeline
     from daemon.table import Table
 
     path = tmp_path / "j.sqlite"
@@ -127,10 +127,10 @@ def test_daemon_refuses_to_append_to_a_broken_chain(tmp_path):
 
 def test_recovery_uses_a_snapshot_and_equals_a_full_replay(tmp_path):
     """A snapshot only saves time: the state from it equals the state from every event."""
-    from daemon.capture import load
     from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
-    from daemon.pipeline import Pipeline
-    from daemon.replay import replay
+    from daemon.pipeline.capture import load
+    from daemon.pipeline.pipeline import Pipeline
+    from daemon.pipeline.replay import replay
     from daemon.table import Table
 
     cap = load(ROOT / "tests" / "captures" / "shoe-line" / "full-shoe-first-card-burn.log")
@@ -168,8 +168,8 @@ def test_recovery_uses_a_snapshot_and_equals_a_full_replay(tmp_path):
 
 
 def test_recall_prints_the_last_games(tmp_path, capsys):
-    from daemon.capture import load
-    from daemon.replay import replay
+    from daemon.pipeline.capture import load
+    from daemon.pipeline.replay import replay
 
     r = replay([load(ROOT / "tests" / "captures" / "shoe-line" / "misdeals.log")])
     path = tmp_path / "j.sqlite"
@@ -186,8 +186,8 @@ def test_recall_prints_the_last_games(tmp_path, capsys):
 
 
 def test_recall_one_hand(tmp_path, capsys):
-    from daemon.capture import load
-    from daemon.replay import replay
+    from daemon.pipeline.capture import load
+    from daemon.pipeline.replay import replay
 
     r = replay([load(ROOT / "tests" / "captures" / "shoe-line" / "extra-cards.log")])
     path = tmp_path / "j.sqlite"
@@ -257,11 +257,11 @@ def _heartbeat_daemon(tmp_path, j):
     import zmq.asyncio
     from daemon_harness import write_config
 
-    from daemon.app import Daemon
-    from daemon.bus import Bus
-    from daemon.config import load
+    from daemon.bus.bus import Bus
     from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
-    from daemon.pipeline import Pipeline
+    from daemon.pipeline.pipeline import Pipeline
+    from daemon.runtime.app import Daemon
+    from daemon.runtime.config import load
     from daemon.table import Table
 
     d = Daemon(load(write_config(tmp_path)))
@@ -309,7 +309,7 @@ def test_utc_text_is_strftime_whatever_second_came_before(times):
     microseconds that round up into the next second and a clock that goes back."""
     from datetime import UTC, datetime
 
-    from daemon.events import utc_text
+    from daemon.table.events import utc_text
 
     for t in [*times, *(x + 0.9999996 for x in times)]:
         dt = datetime.fromtimestamp(t, UTC)
@@ -374,7 +374,7 @@ def test_the_heartbeat_names_no_event_committed_but_not_yet_published(tmp_path):
 
 
 def test_the_sentinel_speaks_for_the_loop_while_a_commit_is_slow_then_stuck(tmp_path):
-    """daemon/liveness.py's ``_journal_slow``, as the sentinel calls it while a commit blocks
+    """daemon/runtime/liveness.py's ``_journal_slow``, as the sentinel calls it while a commit blocks
     the loop: under the watchdog's ping interval it pings in the loop's place and sends the
     heartbeat (the write may only be slow); past it, no ping (systemd restarts the daemon),
     ``journal.state`` not ok once, heartbeats with ``journal_ok: false``, and the status line
@@ -385,7 +385,7 @@ def test_the_sentinel_speaks_for_the_loop_while_a_commit_is_slow_then_stuck(tmp_
 
     import zmq
 
-    from daemon.sdnotify import Notifier
+    from daemon.runtime.sdnotify import Notifier
 
     j = Journal(tmp_path / "j.sqlite", "t1")
     j.append([Batch([Draft("test.tick", {"n": 0})], "2026-01-01T00:00:00.000Z", None)])

@@ -21,14 +21,14 @@ import pytest
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 
 from daemon import journal as journal_mod
-from daemon.events import Draft, canonical
+from daemon.bus.subscriber import Follower
+from daemon.ctl.keys import create_checkpoint
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError
-from daemon.keys import create_checkpoint
-from daemon.pipeline import Pipeline
+from daemon.pipeline.pipeline import Pipeline
 from daemon.security import Checkpointer
-from daemon.subscriber import Follower
 from daemon.table import Table
+from daemon.table.events import Draft, canonical
 
 T = "2026-01-01T00:00:00.000Z"
 
@@ -181,10 +181,10 @@ def test_a_relabelled_row_before_the_proof_stops_a_keyed_start_by_the_history_ch
     tmp_path, keyed_journal
 ):
     """A keyed crash start walks from the newest proof; the history check behind it walks
-    from seq 1 with the same column checks (``daemon/history.py``)."""
+    from seq 1 with the same column checks (``daemon/journal/history.py``)."""
     import threading
 
-    from daemon import history
+    from daemon.journal import history
 
     path, key = _copy(keyed_journal[0], tmp_path), keyed_journal[1]
     _sql(path, "UPDATE events SET type = 'hand.result' WHERE seq = 9")
@@ -242,7 +242,7 @@ def test_a_real_daemons_journal_relabelled_is_refused_by_verify_and_the_start(
     v = tablectl(cfg, "verify")
     assert v.returncode == 1 and "FAILED" in v.stdout and "seq " in v.stdout, v.stdout
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -14,8 +14,8 @@ import sys
 import pytest
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 
+from daemon.bus.subscriber import Follower
 from daemon.journal import Journal, JournalError
-from daemon.subscriber import Follower
 
 
 def test_a_hard_link_to_a_journal_open_in_another_process_is_refused(tmp_path):
@@ -61,7 +61,7 @@ def test_two_daemons_on_one_journal_through_a_hard_link_one_runs(tmp_path):
             tmp_path / "state" / "journal.sqlite", tmp_path / "second" / "state" / "journal.sqlite"
         )
         r = subprocess.run(
-            [sys.executable, "-m", "daemon.app", "--config", str(cfg2)],
+            [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg2)],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -19,12 +19,12 @@ import pytest
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 
 from daemon import journal as journal_mod
-from daemon.events import Draft
+from daemon.bus.subscriber import Follower
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError, headmark
-from daemon.pipeline import Pipeline
-from daemon.subscriber import Follower
+from daemon.pipeline.pipeline import Pipeline
 from daemon.table import Table
+from daemon.table.events import Draft
 
 T = "2026-01-01T00:00:00.000Z"
 
@@ -180,7 +180,7 @@ def test_a_daemon_on_a_restored_state_directory_is_refused_with_one_line(tmp_pat
     shutil.rmtree(state)
     shutil.copytree(tmp_path / "backup", state)
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -9,7 +9,7 @@ or tool needs it: each costs resident memory and start-up time on a small box
 under a production config (a serial shoe, JSON lines, no metrics, no hot-plug, no
 keys) and fails when a heavy import creeps back, or another game's or driver's modules;
 the others hold
-``daemon/structlog_lean.py`` to rendering every line as structlog does with rich.
+``daemon/runtime/structlog_lean.py`` to rendering every line as structlog does with rich.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _RECORDING = (
     "import atexit, json, sys\n"
     "out = sys.argv.pop(1)\n"
     "atexit.register(lambda: open(out, 'w').write(json.dumps(sorted(sys.modules))))\n"
-    "from daemon.app import main\n"
+    "from daemon.runtime.app import main\n"
     "sys.exit(main())\n"
 )
 
@@ -78,10 +78,10 @@ def test_a_production_start_imports_no_console_or_optional_library(tmp_path: Pat
 def _render(lean: bool, fmt: str) -> str:
     """A structlog line and a standard-library line with a traceback, in a fresh interpreter:
     structlog imported as the daemon imports it (``lean``), or plainly, with rich."""
-    first = "daemon.structlog_lean" if lean else "structlog"
+    first = "daemon.runtime.structlog_lean" if lean else "structlog"
     code = f"""__import__({first!r})
 import logging, structlog
-from daemon import logs
+from daemon.runtime import logs
 logs.setup("info", {fmt!r}, table="t1")
 def crash():
     hole = "HOLE-CARD-QS"  # what a Blackjack frame may hold: never in the log
@@ -131,8 +131,8 @@ def test_console_lines_render_as_with_rich() -> None:
 
 def test_without_a_traceback_or_a_console_rich_stays_out() -> None:
     code = (
-        "import daemon.structlog_lean, structlog, sys\n"
-        "from daemon import logs\n"
+        "import daemon.runtime.structlog_lean, structlog, sys\n"
+        "from daemon.runtime import logs\n"
         "logs.setup('info', 'json', table='t1')\n"
         "structlog.get_logger('tabled').info('card', card='AS')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))\n"

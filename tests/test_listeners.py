@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from tabled_client import events
 
-from daemon.croupier import Croupier
-from daemon.devices import DeviceSet
-from daemon.events import Event
 from daemon.games.blackjack.clock import VirtualPlayers
-from daemon.hooks import Hooks
-from daemon.listeners import Listeners, follows
+from daemon.pipeline.listeners import Listeners, follows
 from daemon.procedures.clock import DecisionClock
+from daemon.runtime.croupier import Croupier
+from daemon.runtime.devices import DeviceSet
+from daemon.runtime.hooks import Hooks
+from daemon.table.events import Event
 
 
 def ev(type_: str, **data: Any) -> Event:

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from daemon_harness import ROOT, Daemon, endpoints, write_config
 
-from daemon import logs
-from daemon.event_log import event_logger
-from daemon.events import decode
+from daemon.bus.subscriber import Follower
 from daemon.games import find
-from daemon.subscriber import Follower
+from daemon.runtime import logs
+from daemon.runtime.event_log import event_logger
+from daemon.table.events import decode
 
 CAPTURES = ROOT / "tests" / "captures"
 #: a capture of each game and the fields each of its event types must carry

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from daemon_harness import ROOT, Daemon, _die_with_parent, write_config
 
-from daemon import logs
+from daemon.runtime import logs
 
 PREFIX = re.compile(rb"^<([0-7])>(.*)$")
 
@@ -53,7 +53,7 @@ def _run_daemon(cfg: Path, journal_stream: bool) -> tuple[list[bytes], list[byte
     readers = [_read_all(out_r, out, warned), _read_all(err_r, err, warned)]
     try:
         d.proc = subprocess.Popen(
-            [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+            [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
             cwd=ROOT,
             env=env,
             stdout=out_w,
@@ -125,7 +125,7 @@ def test_a_refused_config_is_one_json_line_at_priority_3(tmp_path):
     cfg = tmp_path / "bad.toml"
     cfg.write_text('[table]\nid = "x"\ngame = "baccarat"\n[bus]\npublish = 7\n')
     p = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         capture_output=True,
         env={k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"},

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from daemon_harness import ROOT, Daemon, free_port
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 from drivers.cammegh import M360Driver, M360Options
 from drivers.sim.m360 import M360_FAULTS, M360Simulator
 
@@ -83,7 +83,7 @@ def test_the_driver_has_a_simulator_and_config_check_accepts_the_config():
     assert isinstance(sim, M360Simulator) and sim.level == "basic"
     with pytest.raises(ValueError, match="unknown field `bogus`"):
         M360Driver(M360Options(level="basic")).simulator({"bogus": 1})
-    from daemon.config import load
+    from daemon.runtime.config import load
 
     assert load(ROOT / "config" / "roulette-m360.toml").config.devices[0].port == "sim"
 

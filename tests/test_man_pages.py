@@ -1,6 +1,6 @@
 """The shipped man pages (``docs/man``, package data) are the parsers' own pages, made again.
 
-The pages are committed, not made while the wheel is built (``daemon/manpages.py`` says
+The pages are committed, not made while the wheel is built (``daemon/ctl/manpages.py`` says
 why), so this test is what keeps them true: a parser that changed without ``make man``
 fails here. The wheel carrying them is checked in ``tests/test_install.py``.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon import install, manpages
+from daemon.ctl import install, manpages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ def test_the_committed_page_is_the_parsers_page(name):
             )
         )
         pytest.fail(f"docs/man/{name}.1 is stale: run `make man` and commit it\n{diff[:3000]}")
-    from daemon.app import package_version
+    from daemon.runtime.app import package_version
 
     assert made.startswith(".TH") and f'"tabled {package_version()}" "tabled manual"' in made
 

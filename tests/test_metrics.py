@@ -15,7 +15,7 @@ import urllib.request
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 from prometheus_client.parser import text_string_to_metric_families
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 
 def _config(tmp_path):

@@ -12,10 +12,10 @@ import msgspec
 from rich.console import Console
 from table_harness import ShoeHarness
 
-from daemon.events import Event
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.games.dragon_tiger.table import DragonTigerTable
 from daemon.procedures.shoe import ShoeRules
+from daemon.table.events import Event
 from daemon.tools.monitor import Model, render
 
 

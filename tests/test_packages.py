@@ -1,7 +1,7 @@
 """tabled's top-level import packages are its own (``docs/decisions.md``, "The import
 packages stay top-level"): here they resolve to this checkout, and another distribution
 installing one of them (python-daemon installs ``daemon``) is named, with the fix, by
-``tablectl config check`` and refused by the daemon at start (``daemon/packages.py``)."""
+``tablectl config check`` and refused by the daemon at start (``daemon/runtime/packages.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from daemon_harness import ROOT, write_config
 
-from daemon import packages
+from daemon.runtime import packages
 
 
 def test_our_import_packages_resolve_to_this_checkout():
@@ -69,10 +69,10 @@ def _run(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_config_check_and_the_daemon_refuse_a_shared_environment(tmp_path: Path):
     cfg = write_config(tmp_path)
     site = _site(tmp_path)
-    check = _run(site, "daemon.cli", "config", "check", str(cfg))
+    check = _run(site, "daemon.ctl.cli", "config", "check", str(cfg))
     assert check.returncode == 2, check.stdout + check.stderr
     assert "python_daemon 3.0.1" in check.stderr and "netbridge 1.2" in check.stderr
-    start = _run(site, "daemon.app", "--config", str(cfg))
+    start = _run(site, "daemon.runtime.app", "--config", str(cfg))
     assert start.returncode == 2, start.stdout + start.stderr
     assert "python_daemon 3.0.1" in start.stdout + start.stderr
     assert not (tmp_path / "state").exists()

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from independent_paigow import SEATS, deal, first_seat, outcome, rounds_of, strength
 
-from daemon.capture import load
-from daemon.replay import replay
+from daemon.pipeline.capture import load
+from daemon.pipeline.replay import replay
 
 CAPTURES = Path(__file__).parent / "captures" / "tile-line"
 RANDOM = sorted(CAPTURES.glob("random-*.log"))

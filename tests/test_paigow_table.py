@@ -9,7 +9,7 @@ from table_harness import Evs, TableHarness, of, types
 
 from daemon.games import find as game_class
 from daemon.games.paigow.table import PaiGowRules, PaiGowTable
-from daemon.validate import check
+from daemon.runtime.validate import check
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
 from drivers.readings import Malformed
 from drivers.tile_line import TileLineOptions, TileLineProtocol

@@ -9,7 +9,7 @@ import pytest
 from daemon_harness import ROOT, log_messages, tablectl
 from tabled_client.house_paytables import from_config
 
-from daemon.config import ConfigError, load
+from daemon.runtime.config import ConfigError, load
 
 BAD = """
 [table]
@@ -122,7 +122,7 @@ def test_tablectl_config_check_and_the_daemon_say_the_same(tmp_path):
     for line in SAID:
         assert f"bad.toml: {line}" in c.stderr
     p = subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(bad)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(bad)],
         capture_output=True,
         text=True,
         timeout=30,
@@ -138,8 +138,8 @@ CAPTURE = ROOT / "tests" / "captures" / "shoe-line" / "full-shoe-first-card-burn
 
 
 def test_every_result_names_the_paytable_in_force():
-    from daemon.capture import load as load_capture
-    from daemon.replay import replay
+    from daemon.pipeline.capture import load as load_capture
+    from daemon.pipeline.replay import replay
 
     default = replay([load_capture(CAPTURE)]).events
     results = [e.data for e in default if e.type == "hand.result"]
@@ -152,8 +152,8 @@ def test_every_result_names_the_paytable_in_force():
 
 
 def test_a_replay_checks_the_paytable_as_the_config_does():
-    from daemon.capture import load as load_capture
-    from daemon.replay import replay
+    from daemon.pipeline.capture import load as load_capture
+    from daemon.pipeline.replay import replay
 
     cap = load_capture(CAPTURE)
     cap.headers["game.paytable"] = '"vip"'

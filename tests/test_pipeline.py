@@ -1,7 +1,7 @@
 """The pipeline commits what is queued in batches: the same events as one at a time.
 
 Real journal files and the real table; the full disk is the project's own fault seam
-(``daemon/faults.py``), switched on and off by a file. The sentinel that tells of a
+(``daemon/runtime/faults.py``), switched on and off by a file. The sentinel that tells of a
 commit that does not return runs on an injected clock.
 """
 
@@ -14,10 +14,10 @@ import msgspec
 import pytest
 
 from bench.session import Session, shoe_session
-from daemon import faults
 from daemon.games import find as game_class
 from daemon.journal import Journal, JournalError, read_events
-from daemon.pipeline import Pipeline
+from daemon.pipeline.pipeline import Pipeline
+from daemon.runtime import faults
 from daemon.table import Table
 
 OURS = ("journal.snapshot", "daemon.started", "daemon.stopped")
@@ -157,7 +157,7 @@ def test_an_input_queued_before_daemon_started_is_decided_after_it(tmp_path):
     p = Pipeline(table, j)
 
     async def main() -> None:
-        task = asyncio.create_task(p.run())  # as daemon/app.py does, then started()
+        task = asyncio.create_task(p.run())  # as daemon/runtime/app.py does, then started()
         fut = p.submit(sess.decisions[0][0], reply=True)
         await p.started({"version": "test", "recovered_seq": 0, "pid": 1, "boot": "b"})
         await fut  # type: ignore[misc]
@@ -177,10 +177,10 @@ def test_an_input_queued_before_daemon_started_is_decided_after_it(tmp_path):
 
 
 def test_the_sentinel_speaks_while_a_commit_is_slow_and_once_when_it_returned(tmp_path):
-    """daemon/writer.py's Sentinel, looked at directly on an injected clock: nothing while
+    """daemon/pipeline/writer.py's Sentinel, looked at directly on an injected clock: nothing while
     no commit runs or one is younger than an interval; at each look while it is older;
     one ``returned`` once it returned, also when the next commit began meanwhile."""
-    from daemon.writer import Sentinel, Writer
+    from daemon.pipeline.writer import Sentinel, Writer
 
     now = [100.0]
     j = Journal(tmp_path / "j.sqlite", "tp")
@@ -218,7 +218,7 @@ def test_the_sentinel_speaks_while_a_commit_is_slow_and_once_when_it_returned(tm
 
 
 def test_a_report_that_raises_does_not_end_the_sentinel(tmp_path):
-    from daemon.writer import Sentinel, Writer
+    from daemon.pipeline.writer import Sentinel, Writer
 
     j = Journal(tmp_path / "j.sqlite", "tp")
     w = Writer(j, [], lambda: 10.0)

@@ -52,7 +52,7 @@ def capture(request, tmp_path_factory) -> tuple[list[int], list[dict]]:
     path = tmp_path_factory.mktemp("wheel") / "spins.log"
     path.write_text("\n".join(lines) + "\n")
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "--json", "replay", str(path)],
+        [sys.executable, "-m", "daemon.ctl.cli", "--json", "replay", str(path)],
         cwd=ROOT,
         capture_output=True,
         text=True,

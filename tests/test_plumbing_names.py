@@ -8,7 +8,7 @@ an optional capability.
   None may appear in the code (identifiers, imports, strings that are not docstrings;
   comments and docstrings may cite them) outside its own folder.
 * The probes: ``getattr(x, "NAME", …)`` or ``hasattr(x, "NAME")`` where NAME is an optional
-  member the game's base (:class:`daemon.game.GameDefaults`), the driver's
+  member the game's base (:class:`daemon.table.game.GameDefaults`), the driver's
   (:class:`drivers.base.Driver`) or the simulator's (:class:`drivers.sim.base.Simulator`)
   declares with its default: read it, do not probe it. Nor does
   the daemon probe itself (``getattr(self, …)``): its optional parts start as None.
@@ -27,7 +27,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     # a journaled rule text cites its source document by name: changing it changes events
     ("daemon/procedures/shoe/shuffler.py", "baccarat"): "the rule text cites 'mini-baccarat rule 12.4'",
     # the example configs shipped in the wheel are named after their game (config/<game>.toml)
-    ("daemon/shipped.py", "*"): "the list of the example configs' file names",
+    ("daemon/ctl/shipped.py", "*"): "the list of the example configs' file names",
     # tablectl's help shows a table id in its examples
     ("daemon/tools/shell.py", "roulette"): "an example's table id, roulette-1",
     # the vendor's own name of one of its wheel's game modes
@@ -35,7 +35,7 @@ ALLOWED: dict[tuple[str, str], str] = {
 }
 #: simulators are one device's each (``drivers/sim/<module>.py``), found by the driver's name
 DEVICE_FOLDERS = ("drivers/sim/",)
-#: being split by other work in flight (``daemon/pipeline.py``: engineer ``core``)
+#: being split by other work in flight (``daemon/pipeline/pipeline.py``: engineer ``core``)
 IN_FLIGHT: frozenset[str] = frozenset()
 
 
@@ -124,7 +124,7 @@ def named(paths: list[Path], words: dict[str, str], root: Path = ROOT) -> list[s
 
 
 def optional_members() -> set[str]:
-    from daemon.game import GameDefaults
+    from daemon.table.game import GameDefaults
     from drivers.base import Driver
     from drivers.sim.base import Simulator
 
@@ -164,7 +164,7 @@ def test_no_game_or_vendor_is_named_in_the_plumbing():
 def test_no_optional_capability_is_probed():
     found = probes(plumbing(), optional_members())
     assert not found, (
-        "declared with a default in daemon/game.py (GameDefaults), drivers/base.py (Driver) "
+        "declared with a default in daemon/table/game.py (GameDefaults), drivers/base.py (Driver) "
         "or drivers/sim/base.py (Simulator): "
         "read it, do not probe it:\n" + "\n".join(found)
     )

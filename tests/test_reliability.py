@@ -12,7 +12,7 @@ import independent_baccarat
 import pytest
 from daemon_harness import Daemon, endpoints, tablectl, write_config
 
-from daemon.subscriber import Follower, ReplayFailed
+from daemon.bus.subscriber import Follower, ReplayFailed
 
 pytestmark = pytest.mark.slow
 

@@ -24,10 +24,10 @@ from daemon_harness import Daemon, free_port, tablectl, write_config
 from test_security import LIMIT, TCP, TIME, Keys, _call, _echo, _sub, server_curve
 from zmq.utils.monitor import parse_monitor_message
 
-from daemon.bus import Bus
-from daemon.control import ControlServer
-from daemon.control_client import ControlClient, DaemonUnreachable
-from daemon.keys import create_curve
+from daemon.bus.bus import Bus
+from daemon.bus.control import ControlServer
+from daemon.ctl.control_client import ControlClient, DaemonUnreachable
+from daemon.ctl.keys import create_curve
 from daemon.security import BUS_DOMAIN, CONTROL_DOMAIN, Authenticator, ClientCurve, read_cert
 from daemon.security.revoke import KeySource, Revocation
 

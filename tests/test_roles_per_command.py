@@ -19,9 +19,9 @@ import msgspec
 import pytest
 
 from daemon import games
-from daemon.app import DAEMON_COMMANDS
-from daemon.capture import load
-from daemon.replay import Replayer
+from daemon.pipeline.capture import load
+from daemon.pipeline.replay import Replayer
+from daemon.runtime.app import DAEMON_COMMANDS
 from daemon.table import ROLES, Command, Input, Table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -202,7 +202,7 @@ format = "json"
         "PYTHONUNBUFFERED": "1",
     }
     proc = subprocess.Popen(
-        [*_py("daemon.app"), "--config", str(conf)],
+        [*_py("daemon.runtime.app"), "--config", str(conf)],
         cwd=run,
         env=env,
         stdout=log,
@@ -247,7 +247,7 @@ def as_user(base: Path, name: str, *args: str) -> subprocess.CompletedProcess[st
     user = pwd.getpwnam(name)
     groups = [g.gr_gid for g in grp.getgrall() if name in g.gr_mem]
     return subprocess.run(
-        [*_py("daemon.cli"), "-t", TABLE, "--actor", name, "--timeout", "3", *args],
+        [*_py("daemon.ctl.cli"), "-t", TABLE, "--actor", name, "--timeout", "3", *args],
         cwd="/",
         env=_env(base),
         user=user.pw_uid,

@@ -1,4 +1,4 @@
-"""Roulette captures replayed through the real protocol and table (``daemon.replay``).
+"""Roulette captures replayed through the real protocol and table (``daemon.pipeline.replay``).
 
 The real SS2 traffic (``cammegh-ss2/studio-*.log``) is checked against counts made
 independently, with regular expressions over the file; every synthetic capture
@@ -28,10 +28,10 @@ from wheel_harness import (
     WINNING_NUMBER,
 )
 
-from daemon.capture import Capture, Line, load
-from daemon.events import Event
 from daemon.games.roulette.wheel import ALLOWED, ALLOWED_M360
-from daemon.replay import Replayer, replay
+from daemon.pipeline.capture import Capture, Line, load
+from daemon.pipeline.replay import Replayer, replay
+from daemon.table.events import Event
 
 HERE = Path(__file__).parent / "captures"
 SELFTEST = HERE / "cammegh-ss2" / "studio-selftest-2025-09.log"

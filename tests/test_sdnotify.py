@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.sdnotify import Notifier, watchdog_interval
+from daemon.runtime.sdnotify import Notifier, watchdog_interval
 
 MAX_SUN_PATH = 107  # sockaddr_un.sun_path is 108 bytes including the NUL
 
@@ -272,7 +272,7 @@ def test_child_process_inheriting_the_environment(path_socket):
         "WATCHDOG_PID": str(os.getpid()),
     }
     code = (
-        "from daemon.sdnotify import Notifier\n"
+        "from daemon.runtime.sdnotify import Notifier\n"
         "n = Notifier.from_env()\n"
         "print(n.watchdog_interval())\n"
         "print(n.ready('child'))\n"

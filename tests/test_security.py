@@ -28,15 +28,15 @@ import zmq.auth
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon import cli
-from daemon.bus import Bus
-from daemon.config import load
-from daemon.control import ControlError, ControlServer, Peer
-from daemon.control_client import ControlClient, DaemonUnreachable
-from daemon.events import Draft
+from daemon.bus.bus import Bus
+from daemon.bus.control import ControlError, ControlServer, Peer
+from daemon.bus.replay_server import ReplayError
+from daemon.bus.subscriber import replay
+from daemon.ctl import cli
+from daemon.ctl.control_client import ControlClient, DaemonUnreachable
+from daemon.ctl.keys import KeyExists, create_checkpoint, create_curve
 from daemon.journal import Batch, Journal
-from daemon.keys import KeyExists, create_checkpoint, create_curve
-from daemon.replay_server import ReplayError
+from daemon.runtime.config import load
 from daemon.security import (
     BUS_DOMAIN,
     CONTROL_DOMAIN,
@@ -53,7 +53,7 @@ from daemon.security import (
     read_cert,
     verify_checkpoint,
 )
-from daemon.subscriber import replay
+from daemon.table.events import Draft
 
 TCP = "tcp://127.0.0.1:*"
 TIME = "2026-01-01T00:00:00.000Z"
@@ -872,7 +872,7 @@ def test_a_world_writable_config_naming_keys_is_refused(tmp_path, keys):
 
 
 def test_config_errors_name_the_missing_half(tmp_path, keys):
-    from daemon.config import ConfigError
+    from daemon.runtime.config import ConfigError
 
     cfg = _config(tmp_path, f'server_key = "{keys.server_secret_path}"\n')
     with pytest.raises(ConfigError, match="server_key needs clients"):

@@ -1,7 +1,7 @@
 """Security end to end: the real daemon process with CURVE, ZAP, signed checkpoints and tcp control.
 
 The daemon runs as systemd would start it (READY=1 on a fake NOTIFY_SOCKET);
-clients are the real ones: ``daemon.subscriber.Follower`` for a backend and
+clients are the real ones: ``daemon.bus.subscriber.Follower`` for a backend and
 ``tablectl`` for people. A refused key is checked for silence while a
 listed key, in the same window, is being served.
 """
@@ -29,10 +29,10 @@ from daemon_harness import (
     write_config,
 )
 
-from daemon.events import Event, decode
-from daemon.keys import create_checkpoint, create_curve
+from daemon.bus.subscriber import Follower
+from daemon.ctl.keys import create_checkpoint, create_curve
 from daemon.security import ClientCurve, read_cert, verify_checkpoint
-from daemon.subscriber import Follower
+from daemon.table.events import Event, decode
 
 QUIET = 1.5  # seconds a refused client is watched
 
@@ -227,7 +227,7 @@ def _replay(cfg: Path, curve: ClientCurve) -> list[Event]:
 
 def _start_fails(cfg: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.app", "--config", str(cfg)],
+        [sys.executable, "-m", "daemon.runtime.app", "--config", str(cfg)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -18,11 +18,11 @@ import msgspec
 import pytest
 from daemon_harness import Daemon, tablectl, write_config
 
-from daemon import config_audit, games
-from daemon.events import Draft
+from daemon import games
 from daemon.journal import Journal
 from daemon.journal.format import Batch
-from daemon.table import Command, Table
+from daemon.table import Command, Table, config_audit
+from daemon.table.events import Draft
 from daemon.tools.pace import pace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +134,7 @@ def test_tablectl_pace_reads_the_journal(tmp_path):
         j.append([Batch([Draft(e["type"], e["data"])], e["time"], e["mono"])])
     j.close()
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "pace", "--game", "baccarat", str(path)],
+        [sys.executable, "-m", "daemon.ctl.cli", "pace", "--game", "baccarat", str(path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -215,7 +215,7 @@ def test_a_sign_in_outlives_a_restart_and_a_changed_game_rule_is_journaled(tmp_p
 
 
 def test_recall_and_the_monitor_show_the_dealer_on_duty(tmp_path):
-    from daemon.events import decode
+    from daemon.table.events import decode
     from daemon.tools.monitor import Model, render
 
     evs = TWO.read_text().splitlines()
@@ -241,7 +241,7 @@ def test_recall_and_the_monitor_show_the_dealer_on_duty(tmp_path):
         [
             sys.executable,
             "-m",
-            "daemon.cli",
+            "daemon.ctl.cli",
             "recall",
             "--game",
             "baccarat",
@@ -259,7 +259,7 @@ def test_recall_and_the_monitor_show_the_dealer_on_duty(tmp_path):
 
 
 def test_limits_in_the_config_are_journaled_when_they_change_and_bad_ones_are_refused(tmp_path):
-    from daemon.config import ConfigError, load
+    from daemon.runtime.config import ConfigError, load
 
     table = _table()
     t = table.initial()
@@ -339,7 +339,7 @@ def test_every_game_s_results_can_name_the_dealer_on_duty(game):
 
 
 def test_the_audit_reads_rules_limits_devices_and_roles_but_not_the_plumbing(tmp_path):
-    from daemon.config import load
+    from daemon.runtime.config import load
 
     cfg = write_config(tmp_path, extra="[limits]\nmin = 10\nspots = { tie = [5, 500] }\n")
     got = config_audit.audited(load(cfg))
@@ -374,8 +374,8 @@ def test_a_capture_of_every_game_names_the_dealer_signed_in_on_every_result(game
     """The real capture of each game, replayed with a sign-in before its first line: every
     result names that dealer, and nothing else changes but that field and the session's
     events (the chain's hashes aside)."""
-    from daemon.capture import parse
-    from daemon.replay import replay
+    from daemon.pipeline.capture import parse
+    from daemon.pipeline.replay import replay
 
     log = _first_capture_of(game)
     text = log.read_text()

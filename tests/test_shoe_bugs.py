@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from table_harness import ShoeHarness, of
 
-from daemon.croupier import Croupier
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.games.dragon_tiger.table import DragonTigerTable
 from daemon.procedures.shoe import ShoeRules
+from daemon.runtime.croupier import Croupier
 
 
 class Harness(ShoeHarness):

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runner_inputs import Inputs
 
-from daemon.devices import DeviceRunner
+from daemon.runtime.devices import DeviceRunner
 from drivers.framing import encode_stx_frame as encode_frame
 from drivers.framing import stx_checksum as checksum
 from drivers.readings import DeviceReply, Malformed, Reading, Unknown

@@ -12,7 +12,7 @@ from table_harness import Evs, TableHarness, of, types
 
 from daemon.games import find as game_class
 from daemon.games.sicbo.table import SicBoGame, SicBoRules
-from daemon.validate import check
+from daemon.runtime.validate import check
 from drivers.dice_readings import DiceNotFlat, DiceResult, DiceShaking, ShakerFault
 from drivers.dice_ref import DiceRefProtocol
 from drivers.readings import DeviceReply

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from daemon.config import ConfigError, load
+from daemon.runtime.config import ConfigError, load
 from drivers.base import driver_class
 from drivers.sim import SIMULATORS, options_type
 from drivers.sim.options import SimOptions

@@ -1,4 +1,4 @@
-"""The stack light's meaning (``daemon/stack_light.py``), pure, and in every game.
+"""The stack light's meaning (``daemon/table/stack_light.py``), pure, and in every game.
 
 What the light says is decided daemon-side from the committed table state and sent to
 the panel as a ``SetLights``; the panel's own tests (``tests/test_gpio_panel.py``) show
@@ -16,8 +16,8 @@ import msgspec
 import pytest
 
 from daemon.games import load_games
-from daemon.stack_light import StackLight, light_for, light_of
 from daemon.table import Command, DeviceHealth, DeviceReading, Table
+from daemon.table.stack_light import StackLight, light_for, light_of
 from drivers.gpio.lights import SetLights
 from drivers.readings import LineNoise, WheelStatus
 

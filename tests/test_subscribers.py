@@ -4,7 +4,7 @@ The daemon runs as a process (``tests/daemon_harness.py``) with a simulated shoe
 dealing as fast as the table lets it (``pace = 0``, betting open 10 ms), so
 events flow at a high rate, and a small publisher queue (``[bus] sndhwm = 50``).
 PUB/SUB drops silently past a high-water mark; the subscriber recipe
-(``daemon.subscriber.Follower``: seq, heartbeats, replay) must still end with
+(``daemon.bus.subscriber.Follower``: seq, heartbeats, replay) must still end with
 every committed event exactly once, byte for byte what the journal holds.
 
 No test waits on the clock for something to happen: each wait is on what a
@@ -28,8 +28,8 @@ import pytest
 import zmq
 from daemon_harness import Daemon, endpoints, write_config
 
-from daemon.events import Event, decode
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
+from daemon.table.events import Event, decode
 
 GUARD = 30.0  # seconds: only a hang ever reaches it
 SNDHWM = 50

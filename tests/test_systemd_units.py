@@ -515,9 +515,9 @@ def test_udevadm_verify(tmp_path):
 #: ZeroMQ as the daemon uses it: its context's I/O threads at SCHED_BATCH, a PUB on tcp, a
 #: ROUTER on ipc, a CURVE server, an asyncio context (each starts libzmq's threads)
 _ZMQ_SOCKETS = r"""
-from daemon.publisher import io_threads_yield
+from daemon.bus.publisher import io_threads_yield
 ctx = zmq.Context()
-io_threads_yield(ctx)  # as daemon/app.py makes its context
+io_threads_yield(ctx)  # as daemon/runtime/app.py makes its context
 pub = ctx.socket(zmq.PUB); pub.linger = 0
 port = pub.bind_to_random_port("tcp://127.0.0.1")
 ctl = ctx.socket(zmq.ROUTER); ctl.linger = 0
@@ -706,7 +706,7 @@ def test_the_daemon_plays_under_its_units_system_call_filter(seccomp, tmp_path):
     dealt on the bus, a clean stop."""
     from daemon_harness import Daemon, endpoints, write_config
 
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
 
     cfg = write_config(tmp_path)
     d = Daemon(cfg)

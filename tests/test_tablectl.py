@@ -12,7 +12,7 @@ import pytest
 from daemon_harness import ROOT, Daemon, endpoints, tablectl, write_config
 from tmux_pane import Pane
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 
 def comparable(ev: dict) -> tuple:
@@ -44,7 +44,7 @@ def test_trace_save_then_replay_reproduces_the_events(tmp_path):
     ]
     db.close()
     r = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "replay", str(cap)],
+        [sys.executable, "-m", "daemon.ctl.cli", "replay", str(cap)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -118,7 +118,7 @@ def test_monitor_renders_in_80x24_and_survives_a_restart(tmp_path):
     pane = None
     try:
         d.start()
-        cmd = f"{sys.executable} -m daemon.cli --config {cfg} monitor --seconds 25"
+        cmd = f"{sys.executable} -m daemon.ctl.cli --config {cfg} monitor --seconds 25"
         pane = Pane(cmd, ROOT)
         wait_for = pane.wait_for
 

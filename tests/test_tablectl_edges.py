@@ -20,7 +20,7 @@ CAPTURE = ROOT / "tests" / "captures" / "shoe-line" / "misdeals.log"
 
 
 def tablectl_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "daemon.cli", *args]
+    return [sys.executable, "-m", "daemon.ctl.cli", *args]
 
 
 def test_sim_starts_a_shoe_on_a_pty_that_pyserial_reads(tmp_path):
@@ -212,9 +212,9 @@ def test_global_options_after_the_command_and_version(tmp_path):
 def test_recall_on_sic_bo_names_how_its_games_are_numbered(tmp_path):
     from test_daemon_dragon_tiger_sicbo import fast_copy
 
-    from daemon.config import load
-    from daemon.control_client import ControlClient
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
+    from daemon.ctl.control_client import ControlClient
+    from daemon.runtime.config import load
 
     cfg = fast_copy(
         "sicbo.toml",
@@ -267,7 +267,7 @@ def test_an_unexpected_error_is_one_line_and_exit_4():
 def test_every_command_has_an_example_and_every_option_help():
     import argparse
 
-    from daemon.cli import parser
+    from daemon.ctl.cli import parser
     from daemon.tools.shell import subcommands
 
     p = parser()

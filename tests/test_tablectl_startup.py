@@ -2,7 +2,7 @@
 
 The suite runs tablectl ~130 times and a technician by hand; most of each call's CPU was
 imports made only to build the parser (every command's module, the config loader, the
-games, rich, cryptography). ``daemon/cli.py`` now parses a built-in command with a light
+games, rich, cryptography). ``daemon/ctl/cli.py`` now parses a built-in command with a light
 parser (``daemon/tools/parsers.py``: arguments only, each implementation imported when it
 runs) and hands help, errors and the games' commands to the full one. These tests hold
 both halves: what a light command imports (module names, never a time), and that the
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from daemon_harness import write_config
 
-from daemon import cli
+from daemon.ctl import cli
 from daemon.tools.shell import subcommands
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ NEVER = (
     "daemon.tools.monitor",
     "daemon.tools.gpio",
     "daemon.tools.game_commands",
-    "daemon.keys",
+    "daemon.ctl.keys",
     "rich",
     "cryptography",
     "gpiozero",
@@ -39,14 +39,14 @@ NEVER = (
 #: what parsing alone never needs: the config loader, the games, all a command talks with
 PARSING = (
     *NEVER,
-    *("daemon.config", "daemon.ctl", "daemon.games", "daemon.table"),
+    *("daemon.runtime.config", "daemon.ctl", "daemon.games", "daemon.table"),
     *("msgspec", "zmq", "structlog", "sqlite3"),
 )
 
 #: run tablectl's main in a fresh interpreter, then list the modules it imported
 PROBE = """
 import contextlib, io, json, sys
-from daemon.cli import main
+from daemon.ctl.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
     try:
@@ -89,8 +89,8 @@ def test_status_against_no_daemon_loads_the_config_and_the_client_only(tmp_path)
     cfg = write_config(tmp_path)
     rc, out, modules = imported("--config", str(cfg), "--timeout", "0.2", "status")
     assert rc == 3 and "is tabled running?" in out
-    assert {"daemon.config", "daemon.control_client"} <= modules
-    # no rich: structlog comes in lean (daemon.structlog_lean). The games do come, with
+    assert {"daemon.runtime.config", "daemon.ctl.control_client"} <= modules
+    # no rich: structlog comes in lean (daemon.runtime.structlog_lean). The games do come, with
     # the config loader, which checks the config's game section against its game's rules
     assert heavy(modules, NEVER) == []
 

@@ -16,7 +16,7 @@ from daemon.tools.doctor import holders
 
 def ctl(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", *args],
+        [sys.executable, "-m", "daemon.ctl.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

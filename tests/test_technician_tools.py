@@ -45,13 +45,13 @@ def bash_completion(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "tablectl").write_text(
-        f'#!/bin/sh\ncd {ROOT} && exec {sys.executable} -m daemon.cli "$@"\n'
+        f'#!/bin/sh\ncd {ROOT} && exec {sys.executable} -m daemon.ctl.cli "$@"\n'
     )
     (bin_dir / "tablectl").chmod(0o755)
     script = tmp_path / "tablectl.bash"
     script.write_text(
         subprocess.run(
-            [sys.executable, "-m", "daemon.cli", "completion", "bash"],
+            [sys.executable, "-m", "daemon.ctl.cli", "completion", "bash"],
             cwd=ROOT,
             capture_output=True,
             text=True,

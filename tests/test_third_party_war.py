@@ -28,7 +28,7 @@ import pytest
 from daemon_harness import ROOT, Daemon, Subscriber, endpoints, free_port
 from test_procedure_hooks import folder_uses, private_names
 
-from daemon.control_client import ControlClient, ControlError
+from daemon.ctl.control_client import ControlClient, ControlError
 
 GAME = Path(__file__).parent / "third_party" / "casino_war"
 
@@ -171,7 +171,7 @@ def test_war_is_played_decided_timed_out_and_carried_across_shoes(tmp_path: Path
     cfg = config(tmp_path, link, run, ports, seconds=600)
     env = {**os.environ, **site}
     check = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "--config", str(cfg), "config", "check"],
+        [sys.executable, "-m", "daemon.ctl.cli", "--config", str(cfg), "config", "check"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -255,7 +255,7 @@ def test_war_is_played_decided_timed_out_and_carried_across_shoes(tmp_path: Path
         os.close(master)
 
     recall = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "--config", str(cfg), "recall", "--last", "3"],
+        [sys.executable, "-m", "daemon.ctl.cli", "--config", str(cfg), "recall", "--last", "3"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -266,7 +266,7 @@ def test_war_is_played_decided_timed_out_and_carried_across_shoes(tmp_path: Path
     assert "hand 1: PLAYER at war  player 5C KS  dealer 5D QH" in recall.stdout, recall.stdout
     assert "hand 1: DEALER (surrendered)" in recall.stdout, recall.stdout
     verify = subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "--config", str(cfg), "verify"],
+        [sys.executable, "-m", "daemon.ctl.cli", "--config", str(cfg), "verify"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -11,8 +11,8 @@ from typing import get_args
 import pytest
 
 import drivers.base
-from daemon.config import ConfigError, load
-from daemon.transports import FACTORIES, KINDS, transport_problem
+from daemon.runtime.config import ConfigError, load
+from daemon.runtime.transports import FACTORIES, KINDS, transport_problem
 from drivers.base import TransportKind, load_drivers
 
 
@@ -106,7 +106,7 @@ def test_a_third_party_serial_driver_passes_the_transport_check(tmp_path, monkey
 
 
 def test_every_simulator_the_daemon_opens_declares_resume():
-    """``daemon/transports.py`` calls ``resume`` on every simulator it opens, never probing
+    """``daemon/runtime/transports.py`` calls ``resume`` on every simulator it opens, never probing
     for it: each is a :class:`drivers.sim.base.Simulator` (the GPIO panel's dealer is the
     panel's own, not opened there)."""
     from importlib import import_module

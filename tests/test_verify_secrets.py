@@ -21,9 +21,9 @@ from daemon_harness import ROOT, tablectl
 from table_harness import of
 from test_blackjack_table import BJ
 
-from daemon.events import Draft
 from daemon.games.blackjack.table import BlackjackTable
 from daemon.journal import Batch, Journal, JournalError, verify_file
+from daemon.table.events import Draft
 
 TIME = "2026-01-01T00:00:00.000Z"
 
@@ -63,7 +63,7 @@ def _verify(path: Path, *args: str) -> Any:
     import subprocess
 
     return subprocess.run(
-        [sys.executable, "-m", "daemon.cli", "verify", str(path), *args],
+        [sys.executable, "-m", "daemon.ctl.cli", "verify", str(path), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -171,7 +171,7 @@ def test_a_journal_by_path_with_no_game_known_is_read_as_its_secret_game(journal
 
 def test_the_start_refuses_to_rebuild_a_hole_card_from_an_altered_row(journal):
     """Start-up opens the secret rows it rebuilds the table from (those after the snapshot)."""
-    from daemon.pipeline import Pipeline
+    from daemon.pipeline.pipeline import Pipeline
     from daemon.table import Table
 
     path, seqs = journal

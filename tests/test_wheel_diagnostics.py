@@ -177,7 +177,7 @@ def test_a_user_who_cannot_read_the_config_gets_the_wheel_s_driver_from_the_daem
     try:
         d.start()
         v = subprocess.run(
-            [sys.executable, "-m", "daemon.cli", "-t", "roulette-1", "--actor", "tech1", "wheel",
+            [sys.executable, "-m", "daemon.ctl.cli", "-t", "roulette-1", "--actor", "tech1", "wheel",
              "version"],
             cwd=ROOT,
             env=env,

@@ -9,7 +9,7 @@ import time
 import pytest
 from daemon_harness import ROOT, Daemon, free_port
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 pytestmark = pytest.mark.slow
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon.capture import load
-from daemon.config import ConfigError
-from daemon.config import load as load_config
-from daemon.replay import replay
+from daemon.pipeline.capture import load
+from daemon.pipeline.replay import replay
+from daemon.runtime.config import ConfigError
+from daemon.runtime.config import load as load_config
 
 HERE = Path(__file__).parent / "captures" / "cammegh-ss2"
 CHECKS = HERE / "synthetic-procedure-checks.log"

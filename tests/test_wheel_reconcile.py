@@ -13,8 +13,8 @@ import time
 import pytest
 from daemon_harness import ROOT, Daemon, free_port, tablectl
 
+from daemon.bus.subscriber import Follower
 from daemon.games.roulette.log_check import Spin, compare
-from daemon.subscriber import Follower
 
 
 def spins(*pairs: tuple[int, int | None]) -> list[Spin]:

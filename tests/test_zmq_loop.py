@@ -1,4 +1,4 @@
-"""A plain ZeroMQ socket read by the asyncio loop (daemon/zmq_loop.py), on real sockets.
+"""A plain ZeroMQ socket read by the asyncio loop (daemon/bus/zmq_loop.py), on real sockets.
 
 Each test is about one of libzmq's ``ZMQ_FD`` edge-trigger rules: messages
 queued before the watch, a signal taken by another call on the socket, a flood
@@ -16,7 +16,7 @@ import pytest
 import zmq
 import zmq.asyncio
 
-from daemon.zmq_loop import LoopSocket
+from daemon.bus.zmq_loop import LoopSocket
 
 LIMIT = 20.0  # seconds: a hang guard, never a measurement
 

@@ -25,7 +25,7 @@ from tabled_client import Chain
 
 from bench.floor.loadgen import Control
 from bench.floor.natsd import NatsServer, free_port
-from daemon.keys import create_curve
+from daemon.ctl.keys import create_curve
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -139,7 +139,7 @@ level = "warning"
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._notify.bind(str(path))
         self.proc = _popen(
-            [sys.executable, "-m", "daemon.app", "--config", str(self.folder / "table.toml")],
+            [sys.executable, "-m", "daemon.runtime.app", "--config", str(self.folder / "table.toml")],
             self.folder / "daemon.log",
             extra_env={"NOTIFY_SOCKET": str(path)},
         )

@@ -1,7 +1,7 @@
 """Many fake tables in one process, speaking the tabled bus and replay protocol.
 
 Each table has its own PUB and replay (ROUTER) socket on a free loopback port, a
-journal in memory sealed with the daemon's own code (``daemon.events.seal``, data
+journal in memory sealed with the daemon's own code (``daemon.table.events.seal``, data
 built through ``draft``, so every event is a valid ``card.dealt`` with a real hash
 chain), a heartbeat every second (with ``--checkpoint-key``, carrying the journal head
 signed with that Ed25519 key, as ``[security] checkpoint_key`` makes a table do), and deals a card every ``interval`` seconds with
@@ -43,7 +43,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from daemon.events import GENESIS, draft, seal, utc_text
+from daemon.table.events import GENESIS, draft, seal, utc_text
 
 RANKS, SUITS = "A23456789TJQK", "SHDC"
 
@@ -72,7 +72,7 @@ class FakeTable:
         # A ROUTER drops what a peer's full queue cannot take, silently: a bridge slowed by
         # load then got a replay answer with a hole in it (seq 1329 after 1151) and, rightly,
         # a broken chain: the catch-up never ended. tabled's own replay server waits instead
-        # (ROUTER_MANDATORY, daemon/replay_server.py); this fake queues the whole answer.
+        # (ROUTER_MANDATORY, daemon/bus/replay_server.py); this fake queues the whole answer.
         self.rep.setsockopt(zmq.SNDHWM, 0)
         self.rep.bind("tcp://127.0.0.1:*")
         self.endpoints = (

@@ -1,7 +1,7 @@
 """What ``tablectl`` and its tools share: the config to use, the daemon's control socket,
 the bus with this user's keys, JSON output and the exit codes.
 
-``daemon/cli.py`` (the commands) and ``daemon/tools/`` (monitor, trace, ports, doctor, gpio)
+``daemon/ctl/cli.py`` (the commands) and ``daemon/tools/`` (monitor, trace, ports, doctor, gpio)
 both import from here, so no tool imports the CLI and the CLI imports its tools one way.
 """
 
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from daemon.config import ConfigError, Settings, load
+from daemon.runtime.config import ConfigError, Settings, load
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
@@ -28,7 +28,7 @@ class NoTableGiven(ConfigError):
 
 
 def default_config() -> str:
-    from daemon.tables import etc_root
+    from daemon.ctl.tables import etc_root
 
     env = os.environ.get("TABLED_CONFIG")
     if env:
@@ -40,15 +40,16 @@ def default_config() -> str:
 
 
 def settings(a: argparse.Namespace) -> Settings:
-    from daemon import structlog_lean  # noqa: F401  (the drivers it loads import structlog: see call)
+    from daemon.runtime import structlog_lean  # noqa: F401  the drivers it loads import structlog: see call
 
     if getattr(a, "table", None) and not a.config:
-        from daemon import tables  # the config if readable, else the daemon's note in /run/tabled
+        # the config if readable, else the daemon's note in /run/tabled
+        from daemon.ctl import tables
 
         return tables.settings_for(a.table)
     path = a.config or default_config()
     if path == "config/demo.toml" and not Path(path).exists():
-        from daemon import tables
+        from daemon.ctl import tables
 
         running = [t["table"] for t in tables.tables() if t.get("running")]
         if len(running) == 1:
@@ -68,12 +69,12 @@ def print_json(obj: Any) -> None:
 
 
 def call(a: argparse.Namespace, cmd: str, **args: Any) -> tuple[int, Any]:
-    # the client imports daemon.control (ControlError), the config's drivers import structlog:
+    # the client imports daemon.bus.control (ControlError), the config's drivers import structlog:
     # without rich, as the daemon does (~0.1 s of each command); tablectl logs nothing through
     # it (gpio test, which does, imports structlog with rich before it reads the config)
-    from daemon import structlog_lean  # noqa: F401
-    from daemon.control import ControlError
-    from daemon.control_client import ControlClient, DaemonUnreachable
+    from daemon.bus.control import ControlError
+    from daemon.ctl.control_client import ControlClient, DaemonUnreachable
+    from daemon.runtime import structlog_lean  # noqa: F401
     from daemon.security import SecurityError, client_curve
 
     s = settings(a)
@@ -167,7 +168,7 @@ def bus_curve(a: argparse.Namespace, s: Settings) -> Any:
 
 
 def follower(a: argparse.Namespace, s: Settings) -> Any:
-    from daemon import structlog_lean  # noqa: F401  (as in call)
-    from daemon.subscriber import Follower
+    from daemon.bus.subscriber import Follower
+    from daemon.runtime import structlog_lean  # noqa: F401  as in call
 
     return Follower(s.config.bus.publish, s.config.bus.replay, table=s.table, curve=bus_curve(a, s))

@@ -40,7 +40,7 @@ def register_games(sub: Any) -> None:
     from daemon.table import SESSION_COMMANDS
     from daemon.tools import game_commands
 
-    # a dealer's and the table's sessions are every game's (``daemon/sessions.py``)
+    # a dealer's and the table's sessions are every game's (``daemon/table/sessions.py``)
     every = {n: {**SESSION_COMMANDS, **g.commands} for n, g in games.games().items()}
     game_commands.register(sub, every, send)
 

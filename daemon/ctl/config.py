@@ -8,12 +8,12 @@ import os
 import sys
 from pathlib import Path
 
-from daemon.config import ConfigError, effective, load
 from daemon.ctl import EXIT_OK, EXIT_USAGE, default_config, print_json
+from daemon.runtime.config import ConfigError, effective, load
 
 
 def cmd_list(a: argparse.Namespace) -> int:
-    from daemon import tables
+    from daemon.ctl import tables
 
     rows = tables.tables()
     if a.json:
@@ -44,7 +44,7 @@ def cmd_config_check(a: argparse.Namespace) -> int:
             )
         )
         s = load(path)
-        from daemon import host
+        from daemon.runtime import host
 
         if here := host.problems(s):  # what the daemon refuses at start on this PC
             raise ConfigError(s.source, here)
@@ -59,8 +59,7 @@ def cmd_config_check(a: argparse.Namespace) -> int:
 def cmd_complete(a: argparse.Namespace) -> int:
     """Names for the shell's completion, one a line; nothing (never an error) when there
     are none to give: a completion must not print into the command line being typed."""
-    from daemon import tables
-    from daemon.ctl import settings
+    from daemon.ctl import settings, tables
 
     try:
         if a.kind == "tables":

@@ -146,7 +146,7 @@ def cmd_events(a: argparse.Namespace) -> int:
 
 def _from_journal(db: Any, q: Query, lines: int | None, show: Any) -> int | None:
     """Print the journal's matching events; the journal's last seq (None: empty)."""
-    from daemon.events import decode
+    from daemon.table.events import decode
 
     # the head first, and nothing after it: an event committed while this reads is left
     # to -f, which goes on from this head (read after the rows, it could skip that event)
@@ -171,8 +171,8 @@ def _from_journal(db: Any, q: Query, lines: int | None, show: Any) -> int | None
 def _follow(a: argparse.Namespace, q: Query, after: int, show: Any) -> int:
     """The live table from the journal's head on: the bus, with replay of any gap."""
     from daemon import ctl
-    from daemon.events import Event
-    from daemon.subscriber import ReplayFailed
+    from daemon.bus.subscriber import ReplayFailed
+    from daemon.table.events import Event
 
     s = ctl.settings(a)
     follower = ctl.follower(a, s)

@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from daemon.config import ConfigError
 from daemon.ctl import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, default_config, print_json, settings
+from daemon.runtime.config import ConfigError
 
 
 def _journal_path(a: argparse.Namespace) -> Path:
@@ -109,7 +109,7 @@ def _marks(a: argparse.Namespace) -> list[Path] | None:
     given by path (the mark beside it)."""
     if getattr(a, "journal", None):
         return None
-    from daemon.config import head_marks
+    from daemon.runtime.config import head_marks
 
     return head_marks(settings(a))
 
@@ -256,9 +256,9 @@ def cmd_recall(a: argparse.Namespace) -> int:
 
 
 def _corrections(db: Any, played: list[dict[str, Any]]) -> None:
-    """Each recalled result's corrections (``result.corrected``, ``daemon/corrections.py``),
+    """Each recalled result's corrections (``result.corrected``, ``daemon/table/corrections.py``),
     in order, under its game's ``corrections``: recall shows the result as corrected."""
-    from daemon.events import decode
+    from daemon.table.events import decode
 
     by_seq = {g["end"]["seq"]: g for g in played}
     if not by_seq:
@@ -286,6 +286,6 @@ def _game_text(g: dict[str, Any], describe: Any) -> str:
         line = describe.step(ev["type"], ev["data"])
         if line is not None:
             lines.append(f"    {ev['seq']:>8}  {line}")
-    if end["data"].get("dealer_on_duty"):  # the dealer on duty (daemon/sessions.py)
+    if end["data"].get("dealer_on_duty"):  # the dealer on duty (daemon/table/sessions.py)
         lines[0] += f"  dealer {end['data']['dealer_on_duty']}"
     return "\n".join(lines)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from daemon.config import ConfigError, load
 from daemon.ctl import EXIT_OK, EXIT_USAGE
+from daemon.runtime.config import ConfigError, load
 
 
 def cmd_replay(a: argparse.Namespace) -> int:
-    from daemon.capture import CaptureError
-    from daemon.capture import load as load_capture
-    from daemon.replay import replay
+    from daemon.pipeline.capture import CaptureError
+    from daemon.pipeline.capture import load as load_capture
+    from daemon.pipeline.replay import replay
 
     try:
         settings = load(a.config) if a.config else None

@@ -142,7 +142,7 @@ def cmd_devices(a: argparse.Namespace) -> int:
 
 
 def _session(s: dict[str, Any] | None) -> None:
-    """The dealer on duty, whether the table is open, its limits (``daemon/sessions.py``)."""
+    """The dealer on duty, whether the table is open, its limits (``daemon/table/sessions.py``)."""
     if not s:  # an older daemon
         return
     dealer = s["dealer"] or "none signed in"

@@ -6,7 +6,7 @@ found through ``tabled.drivers``; adding a game needs no edit here or anywhere e
 outside its folder (``docs/architecture.md``, "add a game"). A third party's game names
 its own event types in its class's ``events`` (type → ``tabled_client.events.Data``
 Struct); they are registered here, when the game is loaded. The optional members a game
-leaves out get their defaults here (``daemon.game.complete``).
+leaves out get their defaults here (``daemon.table.game.complete``).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from tabled_client.events import register
 from drivers.plugins import EntryPoint, entry_points
 
 if TYPE_CHECKING:
-    from daemon.game import Game
+    from daemon.table.game import Game
 
 GROUP = "tabled.games"
-#: what every game class must have (:class:`daemon.game.Game`)
+#: what every game class must have (:class:`daemon.table.game.Game`)
 REQUIRED = ("name", "Rules", "State", "commands", "describe", "initial", "decide", "apply")
 
 
@@ -44,7 +44,7 @@ def _load(ep: EntryPoint) -> type[Game]:
         )
     if cls.name != ep.name:
         raise GameError(f"entry point {ep.name!r} ({ep.value}) names a game {cls.name!r}")
-    from daemon.game import complete
+    from daemon.table.game import complete
 
     cls = complete(cls)  # what it leaves out of the optional members has its default
     own = cls.events

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon import proofs
-from daemon.events import Draft
+from daemon.journal import proofs
+from daemon.table.events import Draft
 
 #: the event that seals a snapshot into the chain (``docs/events.md``)
 SNAPSHOT_EVENT = "journal.snapshot"

@@ -28,10 +28,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from daemon import faults, proofs
-from daemon import seal as seals
-from daemon.events import GENESIS, SECRET, Event, canonical, draft, seal
-from daemon.journal import headmark, locks
+from daemon.journal import headmark, locks, proofs
+from daemon.journal import seal as seals
 from daemon.journal.format import (
     KEEP_SNAPSHOTS,
     SCHEMA,
@@ -47,6 +45,8 @@ from daemon.journal.format import (
     snapshot_data,
 )
 from daemon.journal.verify import UNSEALED, snapshot_problem
+from daemon.runtime import faults
+from daemon.table.events import GENESIS, SECRET, Event, canonical, draft, seal
 
 #: the event rows of a commit
 _INSERT_EVENT = "INSERT INTO events VALUES (?, ?, ?, ?)"
@@ -80,7 +80,7 @@ class Journal:
         #: the seal found when the journal was opened, if the file was exactly the sealed one
         self.sealed: dict[str, object] | None = None
         #: with the table's checkpoint key: signs the head of each commit with a snapshot,
-        #: and tells a proof read back at start-up from a forged one (``daemon/proofs.py``)
+        #: and tells a proof read back at start-up from a forged one (``daemon/journal/proofs.py``)
         self.prover: proofs.Signer | None = None
         self.proof_check: proofs.Check | None = None
         if self.path == ":memory:":

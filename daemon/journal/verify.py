@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon import proofs
-from daemon.events import GENESIS, check, decode
-from daemon.journal import headmark
+from daemon.journal import headmark, proofs
 from daemon.journal.format import (
     SNAPSHOT_EVENT,
     Problem,
@@ -25,6 +23,7 @@ from daemon.journal.format import (
     snapshot_data,
 )
 from daemon.journal.read import read_with_secrets
+from daemon.table.events import GENESIS, check, decode
 
 #: a snapshot written before snapshots were sealed into the chain: not proven, not used
 UNSEALED = "was written before snapshots were sealed into the chain"
@@ -322,7 +321,7 @@ class VerifyResult:
     unsealed: int = 0
     head_seq: int = 0
     head_hash: str | None = None
-    #: stored proofs that match the chain (``daemon/proofs.py``)
+    #: stored proofs that match the chain (``daemon/journal/proofs.py``)
     proofs: int = 0
     secrets: int = 0  # secret rows beside the chain
     secrets_checked: bool = False  # opened against their commitments by the game's check

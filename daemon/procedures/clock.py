@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from daemon.listeners import follows
+from daemon.pipeline.listeners import follows
 from daemon.table import Command, Input, TableState
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import structlog
 import zmq
 
-from daemon.fd_budget import FD_DIR, accepted_by, address, sockets
+from daemon.bus.fd_budget import FD_DIR, accepted_by, address, sockets
 from daemon.security.keyfiles import ClientKey, SecurityError, load_clients
 from daemon.security.watch import DirWatch
 from daemon.security.zap import Authenticator

@@ -218,7 +218,7 @@ class Authenticator:
 
     def take_monitor(self, sock: Any) -> Callable[[dict[str, Any]], None] | None:
         """Hand ``sock``'s handshake events over to another monitor (libzmq keeps one a
-        socket: the connection caps', ``daemon/connections.py``); returns what it calls with
+        socket: the connection caps', ``daemon/bus/connections.py``); returns what it calls with
         each event, on the loop, or None when ``sock`` is not watched here."""
         for i, (mon, task, watched, name) in enumerate(self._monitors):
             if watched is sock:

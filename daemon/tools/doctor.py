@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from daemon.config import Settings
+    from daemon.runtime.config import Settings
 
 GRABBERS = {
     "brltty": "sudo systemctl mask --now brltty.path brltty-udev.service brltty",
@@ -88,8 +88,8 @@ def check_node(path: str, user: str, groups: set[str] | None) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from daemon.config import ConfigError
     from daemon.ctl import settings as _settings
+    from daemon.runtime.config import ConfigError
 
     problems: list[str] = []
     notes: list[str] = []
@@ -101,7 +101,7 @@ def run(a: argparse.Namespace) -> int:
             return 1
         print(f"PROBLEM config: {e}\n  fix: `tablectl config check {e.path}` lists every problem")
         return 1
-    from daemon import host
+    from daemon.runtime import host
 
     problems += host.problems(s)  # what the daemon refuses at start on this PC
     groups = _user_groups(a.user)
@@ -172,8 +172,8 @@ def run(a: argparse.Namespace) -> int:
 
 def _went_backwards(s: Settings) -> list[str]:
     """The start's rollback check, read-only: the journal behind a head mark of its id."""
-    from daemon.config import head_marks
     from daemon.journal import headmark
+    from daemon.runtime.config import head_marks
 
     if not s.journal_path.is_file():
         return []

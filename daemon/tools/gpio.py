@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from daemon.config import DeviceConfig, Settings
+from daemon.runtime.config import DeviceConfig, Settings
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 
@@ -44,9 +44,9 @@ def _panel_device(s: Settings, name: str | None) -> DeviceConfig | str:
 
 def daemon_answers(s: Settings, timeout: float = 1.0) -> str | None:
     """Where a running tabled answers for this table, or None when none does."""
-    from daemon.control import ControlError
-    from daemon.control_client import ControlClient, DaemonUnreachable
-    from daemon.ipc import ipc_path, probe_unix
+    from daemon.bus.control import ControlError
+    from daemon.bus.ipc import ipc_path, probe_unix
+    from daemon.ctl.control_client import ControlClient, DaemonUnreachable
 
     for ep in (s.control_endpoint, *s.role_endpoints.values()):
         path = ipc_path(ep)
@@ -161,7 +161,7 @@ def run_test(a: argparse.Namespace) -> int:
 
 
 async def _test(panel: Any, a: argparse.Namespace, out: _Out) -> int:
-    from daemon.buttons import BUTTON_COMMANDS
+    from daemon.table.buttons import BUTTON_COMMANDS
     from drivers.gpio.options import BUTTONS, LIGHTS
     from drivers.gpio.panel import PanelEvent
     from drivers.sim.gpio_panel import drive_active

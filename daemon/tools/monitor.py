@@ -1,7 +1,7 @@
 """``tablectl monitor``: the table at a glance, live, in an 80×24 terminal.
 
 Built only from what a backend gets — the bus, through the subscriber recipe
-(:class:`daemon.subscriber.Follower`) — so it keeps working across daemon
+(:class:`daemon.bus.subscriber.Follower`) — so it keeps working across daemon
 restarts: it reconnects, replays from the last seq it holds and says when
 it is catching up. ``--json`` streams the raw events instead (gpspipe's job).
 """
@@ -19,10 +19,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from daemon.events import Event
+from daemon.bus.subscriber import Follower, ReplayFailed
 from daemon.games.describe import Describer, Mark
 from daemon.procedures.shoe import roads
-from daemon.subscriber import Follower, ReplayFailed
+from daemon.table.events import Event
 from daemon.tools import roads_view
 
 #: events the screen reads back at start, for the scoreboards (``--history``)

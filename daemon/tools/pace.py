@@ -1,7 +1,7 @@
 """``tablectl pace``: rounds per hour by dealer and by hour, from the journal alone.
 
 A round is one of the game's results (its describer's ``results``); a result names its
-dealer in ``dealer_on_duty`` (``daemon/sessions.py``). A dealer's time on duty runs from
+dealer in ``dealer_on_duty`` (``daemon/table/sessions.py``). A dealer's time on duty runs from
 ``dealer.signed_in`` to ``dealer.signed_out`` (a relief or the table closing journals one
 too), or to the journal's last event while still on duty; a stop of the daemon in
 between counts as time on duty (the dealer was not signed out). The hours are UTC clock

@@ -6,7 +6,7 @@ cryptography for keys, msgspec and the config loader for all). So a command's ar
 are defined here and its implementation is named, ``module:function``, and imported
 only when that command runs (:func:`_impl`). The games' own commands are not here:
 they come from the installed games (``daemon/tools/game_commands.py``), which the full
-parser imports (``daemon/cli.py`` says when).
+parser imports (``daemon/ctl/cli.py`` says when).
 
 ``tests/test_tablectl_startup.py`` checks that every named implementation exists and
 that a light command imports none of this.
@@ -310,7 +310,7 @@ def _keys(sub: Any) -> None:
     k.add_argument(
         "--checkpoint", action="store_true", help="an Ed25519 key that signs checkpoints"
     )
-    k.set_defaults(func=_impl("daemon.keys:cmd_keys"))
+    k.set_defaults(func=_impl("daemon.ctl.keys:cmd_keys"))
 
 
 def _device(sub: Any) -> None:
@@ -391,7 +391,7 @@ def _correct(sub: Any) -> None:
 
 
 #: the built-in commands in the order ``tablectl --help`` lists them; the games' commands
-#: come between the two (``daemon/cli.py``)
+#: come between the two (``daemon/ctl/cli.py``)
 BEFORE_GAMES: tuple[Callable[[Any], None], ...] = (
     _config,
     _journal,

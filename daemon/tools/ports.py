@@ -152,7 +152,7 @@ def run_ports(a: argparse.Namespace) -> int:
 def run_probe(a: argparse.Namespace) -> int:
     import serial
 
-    from daemon.replay import _value
+    from daemon.pipeline.replay import _value
     from drivers.base import driver_class
     from drivers.readings import Malformed, Unknown
     from drivers.serial import PortUnavailable, resolve_port

@@ -6,7 +6,7 @@
 * every command's help ends with an example (one written here, else one made
   from the command's own arguments), so ``tablectl X --help`` always shows one;
 * ``tablectl completion bash|zsh|tcsh`` (shtab) and ``tablectl man`` (the shipped man
-  page, made from the parser itself by argparse-manpage: ``daemon/manpages.py``) are
+  page, made from the parser itself by argparse-manpage: ``daemon/ctl/manpages.py``) are
   generated, never written by hand;
 * one top-level handler: a bad input ends in one line saying what is wrong and a
   documented exit code, never in a traceback.
@@ -99,7 +99,7 @@ def _completion(p: argparse.ArgumentParser, shell: str) -> int:
 
 
 def _man() -> int:
-    from daemon import shipped
+    from daemon.ctl import shipped
 
     sys.stdout.write(shipped.path("man", "tablectl.1").read_text(encoding="utf-8"))
     return EXIT_OK
@@ -129,7 +129,7 @@ def guarded(
     """Run a command; what goes wrong ends in one line and an exit code, not a traceback.
 
     ``expected`` may be a function giving the user errors once one is raised, so a
-    command need not import every module whose error it might have met (``daemon/cli.py``);
+    command need not import every module whose error it might have met (``daemon/ctl/cli.py``);
     a config error is one only if the config loader was imported, for the same reason.
     """
     try:
@@ -140,7 +140,7 @@ def guarded(
         print("tablectl: interrupted", file=sys.stderr)
         return 130
     except Exception as e:
-        config = sys.modules.get("daemon.config")
+        config = sys.modules.get("daemon.runtime.config")
         if config is not None and isinstance(e, config.ConfigError):
             print(str(e), file=sys.stderr)
             return EXIT_UNREACHABLE if getattr(e, "unreachable", False) else EXIT_USAGE

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import zmq
 
-from daemon.capture import escape
+from daemon.pipeline.capture import escape
 
 
 def _header(info: dict[str, Any]) -> list[str]:

@@ -8,7 +8,7 @@
   debouncer and one timer per line.
 * :mod:`~drivers.gpio.lights` — the stack light's lamps: they show what the daemon tells
   them (:class:`~drivers.gpio.lights.SetLights`); what the light means is the daemon's
-  (``daemon/stack_light.py``).
+  (``daemon/table/stack_light.py``).
 * :mod:`~drivers.gpio.panel` — the runtime the daemon runs as the device's transport.
 
 The driver class (``drivers/gpio_panel.py``) ties them together and is where the pin

@@ -1,7 +1,7 @@
 """The stack light's lamps: each shows the mode it is told, and nothing decides here.
 
 What the light means (green while betting is open, amber for an alarm…) is the
-table's and lives daemon-side (``daemon/stack_light.py``), which sends a
+table's and lives daemon-side (``daemon/table/stack_light.py``), which sends a
 :class:`SetLights` after every commit. The lamps remember what they were told, so
 a panel that reopens (or is plugged back in) shows it again at once. A
 technician's override (``tablectl gpio test``) wins until it is released.

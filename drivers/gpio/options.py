@@ -14,7 +14,7 @@ import msgspec
 Pin = int | str
 Role = Literal["viewer", "dealer", "supervisor", "technician"]
 
-#: the dealer's buttons; what each asks the table is the daemon's (``daemon/buttons.py``)
+#: the dealer's buttons; what each asks the table is the daemon's (``daemon/table/buttons.py``)
 BUTTONS: Final = ("close_betting", "cut_card", "card_exposed", "request_void", "new_shoe")
 #: the stack light's lamps, top to bottom
 LIGHTS: Final = ("green", "red", "amber")

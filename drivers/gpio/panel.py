@@ -6,7 +6,7 @@ failure (no pin factory, not a Pi, a pin in use, a lamp that raises) closes ever
 pin, reports ``disconnected`` with the reason and reopens with backoff. While a
 link is up it turns debounced presses into :class:`~drivers.readings.ButtonPressed`
 readings for ``submit`` (the daemon makes each a table command:
-``daemon/buttons.py``), the shoe switch into text lines for the device runner
+``daemon/table/buttons.py``), the shoe switch into text lines for the device runner
 (``shoe present`` / ``shoe removed``, decoded by the driver's protocol so traces
 show them), the sense line into connected/disconnected, and shows the lights it is
 told (:meth:`GpioPanel.set_lights`).
@@ -348,7 +348,7 @@ class GpioPanel(Reconnecting):
     # -- the light: shown as told ---------------------------------------------------------------------
 
     def set_lights(self, lights: SetLights) -> None:
-        """The daemon's word on the stack light (``daemon/stack_light.py``); kept across reopens."""
+        """The daemon's word on the stack light (``daemon/table/stack_light.py``); kept across reopens."""
         self.lamps.tell(lights)
         self._show()
 

@@ -1,4 +1,4 @@
-"""What the daemon does with a simulator (``daemon/transports.py``), declared with defaults so
+"""What the daemon does with a simulator (``daemon/runtime/transports.py``), declared with defaults so
 it reads them and never probes: a simulator follows the table's committed events, may resume
 where the table is after a restart, and runs until shutdown.
 

@@ -1,7 +1,7 @@
 """The typed ``[devices.sim]`` table every simulator declares, and the checks they share.
 
 Each simulator module names its options as a msgspec struct (``Options``), like a
-driver's ``Options``: read once, when the config is checked (``daemon/config.py``
+driver's ``Options``: read once, when the config is checked (``daemon/runtime/config.py``
 checks the table against the struct, key by key), so a bad value is a config error
 naming ``devices[N].sim.<key>`` and what is wrong, never a simulator that spins
 (``pace = -1``), never wakes (``pace = inf``) or silently ignores a typo.

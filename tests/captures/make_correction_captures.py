@@ -15,8 +15,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from daemon.capture import parse, parse_time  # noqa: E402
-from daemon.replay import replay  # noqa: E402
+from daemon.pipeline.capture import parse, parse_time  # noqa: E402
+from daemon.pipeline.replay import replay  # noqa: E402
 
 #: (written, source, lines kept before the correction, after, result type, good, bad input)
 CAPTURES = [

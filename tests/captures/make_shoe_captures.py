@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from daemon.capture import Capture, Line, escape, format_time
-from daemon.replay import Replayer
+from daemon.pipeline.capture import Capture, Line, escape, format_time
+from daemon.pipeline.replay import Replayer
 from drivers.sim.shoe import ShoeSimulator
 
 HERE = Path(__file__).parent / "shoe-line"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from daemon.capture import escape, format_time
+from daemon.pipeline.capture import escape, format_time
 from drivers.shuffler_ref import encode_frame
 
 HERE = Path(__file__).parent / "shuffler-ref"

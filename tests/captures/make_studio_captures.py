@@ -20,10 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: the daemon harness
 from daemon_harness import ROOT, Daemon, endpoints, free_port
 
-from daemon.subscriber import Follower
+from daemon.bus.subscriber import Follower
 
 SECONDS = 20
-CLI = (sys.executable, "-m", "daemon.cli", "--config")
+CLI = (sys.executable, "-m", "daemon.ctl.cli", "--config")
 WHAT = {
     "scanner": (
         "hid-scanner",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from daemon.games.blackjack import rules as r
-from daemon.listeners import follows
+from daemon.pipeline.listeners import follows
 from daemon.procedures.clock import Timers
 from daemon.table import Command, Input, TableState
 

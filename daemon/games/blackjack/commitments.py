@@ -8,7 +8,7 @@ altered secret row would rebuild the table with another hole card, unseen.
 What proves a secret row is that it opens the commitment its event published,
 and that it agrees with the reveal (``dealer.hole_card``, or a ``hand.void``'s
 ``hole``), which the chain proves too. The other values sealed while the hole card
-was face down (``daemon/secrecy.py``) are checked the same way against their
+was face down (``daemon/table/secrecy.py``) are checked the same way against their
 ``sealed`` commitment and the ``secret.opened`` that opens them.
 """
 
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from daemon.secrecy import SEALED, SealedRows
+from daemon.table.secrecy import SEALED, SealedRows
 
 _CARD = re.compile(r"^[2-9TJQKA][CDHS]$")
 _SALT = re.compile(r"^[0-9a-f]{32}$")

@@ -81,7 +81,7 @@ class BlackjackTable(ShoeGame):
     system_failure_rule: ClassVar[str] = (
         "seed 003 part III §2.1.5: a system failure voids the round in play"
     )
-    #: ``result.correct`` (``daemon/corrections.py``): a box's cards follow the players'
+    #: ``result.correct`` (``daemon/table/corrections.py``): a box's cards follow the players'
     #: decisions, which a corrected card would have changed; a wrong blackjack hand is voided
     corrections_refused: ClassVar[str] = (
         "a blackjack hand is not corrected: each box's cards follow its player's decisions, "

@@ -4,7 +4,7 @@ The twelve tiles are given in dealing order, as ``round.result`` lists them; the
 when corrected too, say again who is dealt first (:func:`rules.first_position`). Each
 tile must be one the house's set holds, no more often than the set has it (an
 impossible tile set is refused); the verdict is :func:`rules.verdict`'s
-(``daemon/corrections.py``).
+(``daemon/table/corrections.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from daemon import corrections
-from daemon.corrections import CorrectionError
 from daemon.games.paigow import rules
+from daemon.table import corrections
+from daemon.table.corrections import CorrectionError
 
 
 class PaiGowCorrections:

@@ -2,7 +2,7 @@
 
 The pocket's facts (colour, dozen, column, parity, range) are re-derived by
 :func:`daemon.games.roulette.rules.result_data`; the spin's own facts (the wheel's spin
-number, the rotor, the ball) stay as the wheel reported them (``daemon/corrections.py``).
+number, the rotor, the ball) stay as the wheel reported them (``daemon/table/corrections.py``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from daemon import corrections
-from daemon.corrections import CorrectionError
 from daemon.games.roulette import rules as roulette
+from daemon.table import corrections
+from daemon.table.corrections import CorrectionError
 
 
 class RouletteCorrections:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.game import LogReport
+from daemon.table.game import LogReport
 
 #: the game's command that journals the report (``reconcile.py``)
 COMMAND = "wheel.reconcile"

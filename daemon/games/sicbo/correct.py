@@ -1,7 +1,7 @@
 """Sic Bo's result corrections: the three dice read wrong, corrected to three faces 1–6.
 
 Every fact of the throw is re-derived by :func:`daemon.games.sicbo.rules.result`; the
-round's own facts (the shaker, its shakes) stay as they were (``daemon/corrections.py``).
+round's own facts (the shaker, its shakes) stay as they were (``daemon/table/corrections.py``).
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from daemon import corrections
-from daemon.corrections import CorrectionError
 from daemon.games.sicbo import rules as sicbo
+from daemon.table import corrections
+from daemon.table.corrections import CorrectionError
 
 
 class SicBoCorrections:

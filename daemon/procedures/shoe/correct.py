@@ -4,7 +4,7 @@ The corrected cards go to their boxes in dealing order and are dealt again by th
 own drawing rules (``hand_rules.next_box``), so a hand the rules cannot have produced
 (a sixth card in a baccarat hand, a third card the rules do not draw, a hand the rules
 would go on drawing to) is refused with the reason; the result is ``hand_rules.result``'s
-(``daemon/corrections.py`` has the limits; ``docs/procedures.md``, Result corrections).
+(``daemon/table/corrections.py`` has the limits; ``docs/procedures.md``, Result corrections).
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from daemon import corrections
-from daemon.corrections import CorrectionError
 from daemon.procedures.shoe import roads
 from daemon.procedures.shoe.state import ShoeParts, ShoeState
+from daemon.table import corrections
+from daemon.table.corrections import CorrectionError
 from drivers.cards import CardError, card
 
 
 class ShoeCorrections(ShoeParts):
-    """``correct``: the table's hook for ``result.correct`` (``daemon/corrections.py``)."""
+    """``correct``: the table's hook for ``result.correct`` (``daemon/table/corrections.py``)."""
 
     #: a void, a voided or ended shoe and a new shoe end the corrections' window
     correction_closers: ClassVar[frozenset[str]] = frozenset(

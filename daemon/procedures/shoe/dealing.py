@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from daemon.events import draft
 from daemon.procedures import hold
 from daemon.procedures.hold import READ, HoldEvents, Origin
 from daemon.procedures.paytable import in_force
@@ -26,6 +25,7 @@ from daemon.table import (
     raise_alarm,
     raise_or_repeat,
 )
+from daemon.table.events import draft
 
 R_FACE_UP = "seed 000/001 art. 4: a reversed card stands"
 
