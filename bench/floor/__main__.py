@@ -10,7 +10,9 @@ more tables at the same rate, and ``tabled-bridge``. Measures, in this order:
 
 1. the raw JetStream publish rate with nats-py on the same server (before the bridge
    runs): one publish at a time waiting for each ack (what the bridge does per table),
-   and pipelined (``publish_async``), ``nats bench``-style;
+   and pipelined (``publish_async``), ``nats bench``-style; after the steady window,
+   the CPU floor: a bare nats-py loop publishing the same messages at the same rate
+   (``bench/floor/bare.py``, up to 20 s);
 2. the floor for ``--seconds``: events/s stored through the bridge, table-to-consumer
    latency (event ``time`` to a live JetStream consumer here) p50/p99, the bridge's CPU
    per event (its /proc utime+stime over the window), and the true lag it reports (the
@@ -188,6 +190,30 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
         "true_lag_samples": len(lags),
     }
     print(f"  {out['steady']}", flush=True)
+    # the floor of that CPU: a bare nats-py loop, same messages, same rate, own process
+    bare_s = min(a.seconds, 20.0)
+    print(f"bare publish loop at {out['steady']['events_per_s']} msg/s for {bare_s:g} s …")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.floor.bare",
+        "--url",
+        f.nats.url,
+        "--tables",
+        str(len(s1["tables"])),
+        "--rate",
+        str(max(1.0, out["steady"]["events_per_s"])),
+        "--seconds",
+        str(bare_s),
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+    )
+    out["bare_loop"] = json.loads((await proc.communicate())[0])
+    bare_us = out["bare_loop"]["cpu_us_per_message"]
+    out["steady"]["cpu_ratio_to_bare_loop"] = round(
+        out["steady"]["bridge_cpu_us_per_event"] / max(bare_us, 0.1), 2
+    )
+    print(f"  {out['bare_loop']}; the bridge: {out['steady']['cpu_ratio_to_bare_loop']}×")
     # a burst: every fake table deals --burst cards at once
     before = {k: s for k, (_j, s) in (await asyncio.to_thread(f.heads)).items()}
     b0 = time.monotonic()
@@ -256,6 +282,7 @@ def print_goals(rows: list[dict[str, Any]]) -> None:
 #: which way is better): each is printed met, missed, or not measured here (and where)
 GOALS: list[tuple[str, str, float | None, str, str]] = [
     ("bridge CPU per event, heartbeats included", "cpu", 150.0, "µs", "lower"),
+    ("the same ÷ a bare publish loop's, same rate", "cpu_ratio", 1.5, "×", "lower"),
     ("true lag of any table at the steady rate", "lag", 1.0, "s", "lower"),
     ("catch-up rate (600,000 events in 60 s)", "catchup", 10_000.0, "events/s", "higher"),
     ("quiet tables' CPU per table-second", "quiet", 20.0, "µs", "lower"),
@@ -278,6 +305,7 @@ def goals(out: dict[str, Any]) -> list[dict[str, Any]]:
     steady, cu = out.get("steady", {}), out.get("catch_up", {})
     got = {
         "cpu": steady.get("bridge_cpu_us_per_event"),
+        "cpu_ratio": steady.get("cpu_ratio_to_bare_loop"),
         "lag": steady.get("true_lag_seconds_max"),
         "catchup": cu.get("events_per_s"),
         "quiet": out.get("quiet", {}).get("us_per_table_second"),
