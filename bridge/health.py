@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import structlog
 import zmq
 import zmq.asyncio
@@ -40,6 +40,7 @@ SEEN_MAX = 4096
 #: tables a heartbeat socket serves: each table gets every subscription of its socket, so
 #: one socket for all would send tables² subscriptions (6 M for 2,500 tables)
 GROUP = 64
+_decode = msgspec.json.Decoder().decode
 #: state changes kept per table for ``tabled-bridge status``
 CHANGES_MAX = 20
 
@@ -228,7 +229,7 @@ class Heartbeats:
         try:
             topic, body = frames
             tid = topic.decode()[: -len(".heartbeat")]
-            hb = json.loads(body)
+            hb = _decode(body)
             self.on_heartbeat(tid, hb["data"])
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             self.bad += 1  # not a heartbeat as docs/events.md says: the follower judges

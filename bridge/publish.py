@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from typing import Any
 
+import msgspec
 import nats.errors
 import nats.js.errors
+
+_decode = msgspec.json.Decoder().decode
 
 #: JetStream's answer when too many atomic batches are open on the stream (retried)
 BATCH_INFLIGHT = 10210
@@ -84,7 +86,7 @@ class Publisher:
     async def publish(self, msgs: list[tuple[str, bytes, dict[str, str]]]) -> Ack:
         """Write ``msgs`` (one, or an atomic batch's) and wait for the answer; raise its
         error (``nats.js.errors.APIError``) or a timeout (``nats.errors.TimeoutError``)."""
-        resp = json.loads((await self._send(msgs)).data)
+        resp = _decode((await self._send(msgs)).data)
         if "error" in resp:
             raise nats.js.errors.APIError.from_error(resp["error"])
         return Ack(int(resp["seq"]), bool(resp.get("duplicate", False)))
