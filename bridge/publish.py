@@ -31,8 +31,11 @@ BATCH_SLOTS = 8
 #: a table's backlog goes as a batch from this many events (fewer: one at a time). A
 #: batch's commit costs the server more than a publish and holds the stream's other
 #: publishes meanwhile: with every table of a busy floor batching its two or three
-#: pending events, acks took 0.2 s and tables fell behind (measured; bridge/store.py)
-BATCH_MIN = 32
+#: pending events, acks took 0.2 s and tables fell behind; with 500 tables catching up
+#: 120 events each at once, batches of 32 or more took 10.7-26 s against 9.7-10 s one at
+#: a time (measured). So a batch is for one table's long outage (hundreds of events),
+#: where the round trips it saves are the catch-up's time
+BATCH_MIN = 200
 #: events in one atomic batch, at most (the server's limit is 1,000)
 BATCH_MAX = 500
 
