@@ -3,13 +3,13 @@
 Each table is followed with the subscriber recipe (``tabled_client.table.TableFollower``:
 live PUB, replay from the last seq held, heartbeats for gaps, chain check) and each
 event is published to ``<prefix>.<table>.<type>`` with the message id
-``<table>:<journal id>:<seq>``. A table's next event is published only after
-JetStream acked the one before it, so the stream holds each table's events in seq
-order; each publish is conditional on the table's last stored message
-(``bridge/store.py``), so a late one (a lost ack's re-send, a second bridge) is refused
-and recognised, never stored twice. At start the bridge asks JetStream for each table's
-last stored event (the last message on ``<prefix>.<table>.>``) and resumes from there by
-replay. Heartbeats and health: ``bridge/health.py``.
+``<table>:<journal id>:<seq>``. A table's next events are published once JetStream
+acked the ones before them (a backlog as one atomic batch: ``bridge/publish.py``), so
+the stream holds each table's events in seq order; each publish is conditional on the
+table's last stored message (``bridge/store.py``), so a late one (a lost ack's re-send, a
+second bridge) is refused and recognised, never stored twice. At start the bridge reads
+each table's last stored event (the last message on ``<prefix>.<table>.>``) and resumes
+from there by replay. Heartbeats and health: ``bridge/health.py``.
 
 Tables are independent tasks: one that is off, silent (a wrong CURVE key) or behind
 holds no other back. A table whose chain breaks, or whose journal went back under
@@ -39,7 +39,7 @@ from tabled_client.chain import ChainBroken
 from tabled_client.table import TableFollower
 
 from bridge.config import BridgeConfig, Table, curve_of
-from bridge.health import Health, Heartbeats, judge
+from bridge.health import Health, Heartbeats, assess
 from bridge.metrics import serve
 from bridge.natslink import (
     NatsUnreachable,
@@ -49,6 +49,7 @@ from bridge.natslink import (
     refusal,
     too_old,
 )
+from bridge.publish import BATCH_MAX, Publisher
 from bridge.rollback import Rollbacks
 from bridge.store import NOTHING, Ahead, Diverged, Head, Store, keep_checkpoint
 from daemon.runtime.sdnotify import Notifier
@@ -81,6 +82,8 @@ class Link:
     health: Health = field(default_factory=lambda: Health(""))
     #: events another bridge stored before this one could (active-active: skipped here)
     skipped: int = 0
+    #: atomic batches stored (a backlog's events, one round trip each: bridge/publish.py)
+    batches: int = 0
     #: rolled back: the journal id quarantined, events kept aside, a probe in flight
     rolled: str | None = None
     quarantined: int = 0
@@ -90,14 +93,6 @@ class Link:
     #: the table's signed checkpoints from its heartbeats, by seq, until the event after
     #: each is stored carrying it (bridge/store.py, CHECKPOINT)
     checkpoints: dict[int, bytes] = field(default_factory=dict)
-
-    @property
-    def stored_seq(self) -> int:
-        return self.head.seq
-
-    @property
-    def stored_journal(self) -> str | None:
-        return self.head.journal_id
 
 
 class FloorBridge:
@@ -195,7 +190,9 @@ class FloorBridge:
             raise NatsUnreachable(f"{url.scheme}://{url.netloc}: {why}")
         self.nats_state = "connected"
         self.js = self.nc.jetstream(timeout=self.cfg.nats.publish_timeout)
-        self.store = Store(self.js, self.cfg.nats.stream, self.cfg.nats.prefix)
+        publisher = Publisher(self.nc, self.cfg.nats.publish_timeout)
+        await publisher.start()
+        self.store = Store(self.js, self.cfg.nats.stream, self.cfg.nats.prefix, publisher)
         await ensure_stream(self.js, self.cfg.nats)
 
     # -- tables -------------------------------------------------------------------------
@@ -211,14 +208,14 @@ class FloorBridge:
                 link.follower, link.state = f, "waiting"
                 log.info("following", table=t.id, journal_id=head.journal_id, from_seq=head.seq + 1)
                 try:
-                    async for got in f.received():
+                    async for batch in f.batches(limit=BATCH_MAX):
                         link.state = "following"
                         try:
-                            link.head = await self.store.put(link, got)
+                            link.head = await self.store.put_many(link, batch)
                         except Ahead as e:
-                            if e.head.journal_id != f.journal_id or e.head.seq < got.seq:
+                            if e.head.journal_id != f.journal_id or e.head.seq < batch[-1].seq:
                                 raise
-                            link.skipped += e.head.seq - got.seq + 1
+                            link.skipped += e.head.seq - link.head.seq
                             link.head = e.head
                             f.skip_to(e.head.seq, e.head.hash)
                         delay = 0.5
@@ -276,31 +273,23 @@ class FloorBridge:
 
     def status(self) -> dict[str, Any]:
         now = time.monotonic()
-        b = self.cfg.bridge
+        running = time.time() - self.started
         tables = {}
         for tid, link in self.links.items():
             f, h = link.follower, link.health
-            lag, lag_s = h.lag(link.stored_journal, link.stored_seq, now)
-            up = h.up(now, b.stale_after)
-            state = judge(
-                h,
-                task_state=link.state,
-                up=up,
-                lag_events=lag,
-                lag_seconds=lag_s,
-                behind_after=b.behind_after,
-                stale_after=b.stale_after,
-                running=time.time() - self.started,
+            state, up, lag, lag_s = assess(
+                link.health, link.state, link.head, self.cfg.bridge, now, running
             )
             tables[tid] = {
                 "state": state,
                 "up": up,
-                "journal_id": link.stored_journal,
+                "journal_id": link.head.journal_id,
                 "stream_seq": link.head.stream_seq,
                 "skipped": link.skipped,
+                "batches": link.batches,
                 "quarantined": link.quarantined,
                 "fork_seq": link.fork_seq,
-                "stored_seq": link.stored_seq,
+                "stored_seq": link.head.seq,
                 "table_seq": h.table_seq,
                 "lag_events": lag,
                 "lag_seconds": round(lag_s, 3),
@@ -335,11 +324,17 @@ class FloorBridge:
         systemd's watchdog rather than looking healthy.
         """
         while True:
-            st = self.status()
-            up = sum(1 for t in st["tables"].values() if t["up"])
-            behind = sum(1 for t in st["tables"].values() if t["lag_events"])
+            # each table judged (its changes logged), without building the status document
+            now, running = time.monotonic(), time.time() - self.started
+            up = behind = 0
+            for link in self.links.values():
+                _, is_up, lag, _ = assess(
+                    link.health, link.state, link.head, self.cfg.bridge, now, running
+                )
+                up += is_up
+                behind += bool(lag)
             notifier.status(
-                f"{up}/{len(st['tables'])} tables up, {behind} behind; NATS {self.nats_state}"
+                f"{up}/{len(self.links)} tables up, {behind} behind; NATS {self.nats_state}"
             )
             if notifier.watchdog_interval() is not None:
                 notifier.watchdog()

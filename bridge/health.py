@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import structlog
 import zmq
 import zmq.asyncio
@@ -40,6 +40,7 @@ SEEN_MAX = 4096
 #: tables a heartbeat socket serves: each table gets every subscription of its socket, so
 #: one socket for all would send tables² subscriptions (6 M for 2,500 tables)
 GROUP = 64
+_decode = msgspec.json.Decoder().decode
 #: state changes kept per table for ``tabled-bridge status``
 CHANGES_MAX = 20
 
@@ -150,6 +151,26 @@ def judge(
     return "following" if task_state in ("following", "waiting") else task_state
 
 
+def assess(
+    h: Health, task_state: str, head: Any, b: Any, now: float, running: float
+) -> tuple[str, bool, int | None, float]:
+    """A table's state (logged by :func:`judge` when it changed), up, and its lag in events
+    and seconds, against ``head`` (its last event in JetStream) and ``b`` ([bridge])."""
+    lag, lag_s = h.lag(head.journal_id, head.seq, now)
+    up = h.up(now, b.stale_after)
+    state = judge(
+        h,
+        task_state=task_state,
+        up=up,
+        lag_events=lag,
+        lag_seconds=lag_s,
+        behind_after=b.behind_after,
+        stale_after=b.stale_after,
+        running=running,
+    )
+    return state, up, lag, lag_s
+
+
 class Heartbeats:
     """Every table's heartbeats, on sockets that carry nothing else, read as they arrive."""
 
@@ -192,19 +213,30 @@ class Heartbeats:
         return s
 
     async def _read(self, s: zmq.asyncio.Socket) -> None:
+        # one wake-up reads every heartbeat queued (a socket serves 64 tables): the rest
+        # through the same socket without the event loop, until none is left
+        raw = zmq.Socket.shadow(s.underlying)
         while True:
             frames = await s.recv_multipart()
-            try:
-                topic, body = frames
-                tid = topic.decode()[: -len(".heartbeat")]
-                hb = json.loads(body)
-                self.on_heartbeat(tid, hb["data"])
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-                self.bad += 1  # not a heartbeat as docs/events.md says: the follower judges
-            except Exception as e:  # one table's trouble must not stop every table's health
-                self.bad += 1
-                if self.bad <= 10:
-                    log.error("heartbeat not handled", error=f"{type(e).__name__}: {e}")
+            while True:
+                self._one(frames)
+                try:
+                    frames = raw.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+
+    def _one(self, frames: list[bytes]) -> None:
+        try:
+            topic, body = frames
+            tid = topic.decode()[: -len(".heartbeat")]
+            hb = _decode(body)
+            self.on_heartbeat(tid, hb["data"])
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            self.bad += 1  # not a heartbeat as docs/events.md says: the follower judges
+        except Exception as e:  # one table's trouble must not stop every table's health
+            self.bad += 1
+            if self.bad <= 10:
+                log.error("heartbeat not handled", error=f"{type(e).__name__}: {e}")
 
     async def run(self) -> None:
         await asyncio.gather(*(self._read(s) for s in self.socks))

@@ -19,6 +19,7 @@ _COUNTERS = {
     "published": "events stored in JetStream",
     "duplicates": "events found stored already (an earlier try, or another bridge)",
     "skipped": "events another bridge stored before this one could (active-active)",
+    "batches": "atomic batches stored (a backlog's events, one round trip a batch)",
     "quarantined": "events of a rolled-back table kept aside in the quarantine stream",
     "publish_errors": "publish attempts that failed and were retried",
     "repairs": "replays asked of the table (catch-up and gap repair)",

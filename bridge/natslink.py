@@ -62,11 +62,13 @@ class NatsUnreachable(Exception):
 
 
 #: the oldest nats-server the bridge runs against (docs/floor.md, Server versions;
-#: docs/decisions.md): 2.11 brought the expected last sequence of a wildcard subject
-#: (``Nats-Expected-Last-Subject-Sequence-Subject``, one table's subjects), after 2.10's
-#: sources that take a publish without ``Nats-Expected-Stream`` (2.10.14) and the
-#: clustered expected-sequence fixes (nats-server #4320, #5794)
-MIN_SERVER = (2, 11, 0)
+#: docs/decisions.md): 2.12 brought atomic batch publish, which a table's backlog goes as
+#: (an older server would store a batch's messages one by one, only the first of them
+#: conditional), after 2.11's expected last sequence of a wildcard subject
+#: (``Nats-Expected-Last-Subject-Sequence-Subject``, one table's subjects), 2.10's sources
+#: that take a publish without ``Nats-Expected-Stream`` (2.10.14) and the clustered
+#: expected-sequence fixes (nats-server #4320, #5794)
+MIN_SERVER = (2, 12, 0)
 
 
 def server_version(text: str) -> tuple[int, int, int] | None:
@@ -136,6 +138,10 @@ async def ensure_stream(js: Any, n: Nats) -> None:
         duplicate_window=n.duplicate_window,
         max_age=n.max_age,
         max_bytes=n.max_bytes or -1,
+        # a table's backlog goes as atomic batches (bridge/publish.py); heads are read by
+        # direct get (bridge/store.py)
+        allow_atomic=True,
+        allow_direct=True,
     )
     try:
         try:
@@ -145,11 +151,13 @@ async def ensure_stream(js: Any, n: Nats) -> None:
             log.info("stream created", stream=n.stream, subjects=want.subjects)
             return
         have = info.config
-        if (have.duplicate_window, have.max_age, have.max_bytes or -1) != (
-            want.duplicate_window,
-            want.max_age,
-            want.max_bytes,
-        ):
+        if (
+            have.duplicate_window,
+            have.max_age,
+            have.max_bytes or -1,
+            bool(have.allow_atomic),
+            bool(have.allow_direct),
+        ) != (want.duplicate_window, want.max_age, want.max_bytes, True, True):
             await js.update_stream(want)
             log.info("stream updated", stream=n.stream)
     except nats.js.errors.APIError as e:

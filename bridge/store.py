@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -47,9 +48,14 @@ from tabled_client.chain import GENESIS
 from tabled_client.table import Received
 
 from bridge.natslink import RETRY, store_full
+from bridge.publish import BATCH_MAX, BATCH_MIN, Publisher
 
 log = structlog.get_logger("tabled.bridge")
 
+#: the longest wait between tries of a publish NATS did not answer: a stream whose leader
+#: died answers again once a new one is elected (2-3 s), and each table's next try comes
+#: at most this long after (it was 2 s: storing again took 5.2-7.2 s; issue 31's goal 5)
+RETRY_MAX = 0.5
 #: JetStream's error code for a failed expected-sequence check
 WRONG_LAST_SEQUENCE = 10071
 #: the header with the signed checkpoint of the event before this one (its ``prev``)
@@ -131,21 +137,41 @@ def _head(m: Any) -> Head:
 class Store:
     """Publishing for every table of one stream (the state is each table's :class:`Head`)."""
 
-    def __init__(self, js: Any, stream: str, prefix: str) -> None:
+    def __init__(self, js: Any, stream: str, prefix: str, publisher: Publisher) -> None:
         self.js = js
         self.stream = stream
         self.prefix = prefix
+        self.publisher = publisher
+        #: a backlog of fewer events goes one at a time (bridge/publish.py, BATCH_MIN)
+        self.batch_min = BATCH_MIN
 
     def subjects(self, table: str) -> str:
         return f"{self.prefix}.{table}.>"
 
     async def head(self, table: str) -> Head:
-        """Where JetStream stands for ``table``: its last stored event."""
-        try:
-            m = await self.js.get_last_msg(self.stream, self.subjects(table))
-        except nats.js.errors.NotFoundError:
+        """Where JetStream stands for ``table``: its last stored event.
+
+        A direct get of the last message on the table's subjects (the stream's
+        ``allow_direct``): the answer is the message itself with its headers, no JSON or
+        base64 to unpack, so 5,000 tables' heads at start cost a round trip each on one
+        inbox and do not grow with the stream. Any replica may answer, so in a cluster a
+        head may be a moment old; the first publish's expected sequence then says so and
+        the refusal is read as usual (:meth:`put_many`)."""
+        m = await self.publisher.request(f"$JS.API.DIRECT.GET.{self.stream}.{self.subjects(table)}")
+        h = m.headers or {}
+        status = h.get("Status")
+        if status == "404":
             return NOTHING
-        return _head(m)
+        if status:
+            raise nats.js.errors.APIError(
+                code=int(status), description=h.get("Description", "") or "direct get failed"
+            )
+        return Head(
+            h["Tabled-Journal"] or None,
+            int(h["Tabled-Seq"]),
+            h["Tabled-Hash"],
+            int(h["Nats-Sequence"]),
+        )
 
     async def at(self, table: str, stream_seq: int) -> Head:
         """The table's event at ``stream_seq`` (0: nothing), by its literal sequence."""
@@ -170,60 +196,120 @@ class Store:
         return _head(m)
 
     async def put(self, link: Any, got: Received) -> Head:
-        """Store ``got`` after ``link.head``; return the new head. Retried until it is stored
-        or refused for good (:class:`Ahead`, :class:`Diverged`)."""
+        """Store ``got`` after ``link.head``; return the new head (:meth:`put_many`)."""
+        return await self.put_many(link, [got])
+
+    def _message(self, got: Received, checkpoint: str | None) -> tuple[str, bytes, dict[str, str]]:
         jid = got.journal_id or ""
-        subject = f"{self.prefix}.{got.table}.{got.type}"
+        headers = {
+            "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
+            "Tabled-Journal": jid,
+            "Tabled-Seq": str(got.seq),
+            "Tabled-Hash": got.hash,
+            "Tabled-Prev": got.prev,
+        }
+        if checkpoint is not None:
+            headers[CHECKPOINT] = checkpoint
+        return f"{self.prefix}.{got.table}.{got.type}", got.raw, headers
+
+    async def put_many(self, link: Any, batch: list[Received]) -> Head:
+        """Store ``batch`` (one table's next events, in seq order) after ``link.head``;
+        return the new head. Retried until every event is stored or refused for good
+        (:class:`Ahead`, :class:`Diverged`).
+
+        More than one event go as one atomic batch whose first message carries the
+        expected sequence: the server stores all of them or none, so the batch is as
+        conditional as a single publish, and a table's backlog costs one round trip per
+        batch instead of one per event. A refusal is read as for one event, and a batch
+        another bridge stored in part goes on after that part."""
+        batch = list(batch)
+        kept = getattr(link, "checkpoints", None)
+        msgs = [self._message(got, _checkpoint_for(kept, got)) for got in batch]
         delay = 0.1
-        checkpoint = _checkpoint_for(getattr(link, "checkpoints", None), got)
-        while True:
-            headers = {
-                "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
+        single = False
+        while batch:
+            # a batch when a slot is free; never waiting for one (a table would then wait
+            # on others' batches): one at a time meanwhile, as every table can
+            n = (
+                1
+                if single or len(batch) < self.batch_min or self.publisher.slots.locked()
+                else min(len(batch), BATCH_MAX)
+            )
+            single = False  # one event alone after a batch the server would not take
+            first = batch[0]
+            expect = {
                 "Nats-Expected-Last-Subject-Sequence": str(link.head.stream_seq),
-                "Nats-Expected-Last-Subject-Sequence-Subject": self.subjects(got.table),
-                "Tabled-Journal": jid,
-                "Tabled-Seq": str(got.seq),
-                "Tabled-Hash": got.hash,
-                "Tabled-Prev": got.prev,
+                "Nats-Expected-Last-Subject-Sequence-Subject": self.subjects(first.table),
             }
-            if checkpoint is not None:
-                headers[CHECKPOINT] = checkpoint
+            if n == 1:
+                out = [(msgs[0][0], msgs[0][1], {**msgs[0][2], **expect})]
+            else:
+                bid = self.publisher.batch_id()
+                out = []
+                for i, (subject, payload, headers) in enumerate(msgs[:n], 1):
+                    h = {**headers, "Nats-Batch-Id": bid, "Nats-Batch-Sequence": str(i)}
+                    if i == 1:
+                        h.update(expect)
+                    if i == n:
+                        h["Nats-Batch-Commit"] = "1"
+                    out.append((subject, payload, h))
             try:
-                ack = await self.js.publish(subject, got.raw, headers=headers)
+                if n == 1:
+                    ack = await self.publisher.publish(out)
+                else:
+                    async with self.publisher.slots:
+                        ack = await self.publisher.publish(out)
             except RETRY as e:
-                _failed(link, got, e)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                _failed(link, first, e)
+                await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+                delay = min(delay * 2, RETRY_MAX)
                 continue
-            except nats.js.errors.BadRequestError as e:
+            except nats.js.errors.APIError as e:
                 if e.err_code != WRONG_LAST_SEQUENCE:
+                    if n > 1:  # too many batches open, or one the server will not take
+                        single = True
+                        continue
                     raise
                 m = re.search(r"(\d+)\s*$", e.description or "")
-                now = await (self.at(got.table, int(m[1])) if m else self.head(got.table))
-                if (now.journal_id, now.seq) == (got.journal_id, got.seq):
-                    if now.hash != got.hash:
-                        raise Diverged(now, got) from None
-                    _stored(link, got)
-                    link.duplicates += 1  # another bridge's, or our own lost ack's
-                    return now
-                if (now.journal_id, now.seq, now.hash) == (got.journal_id, got.seq - 1, got.prev):
+                now = await (self.at(first.table, int(m[1])) if m else self.head(first.table))
+                if now.journal_id == first.journal_id and first.seq <= now.seq <= batch[-1].seq:
+                    k = now.seq - first.seq
+                    if now.hash != batch[k].hash:
+                        raise Diverged(now, batch[k]) from None
+                    # stored already, up to this one: another bridge's, or our lost ack's
+                    _stored(link, batch[k])
+                    link.duplicates += 1
+                    link.skipped += k
+                    link.head = now
+                    del batch[: k + 1], msgs[: k + 1]
+                    continue
+                if (now.journal_id, now.seq, now.hash) == (
+                    first.journal_id,
+                    first.seq - 1,
+                    first.prev,
+                ):
                     link.head = now  # only the expected sequence was stale
                     continue
                 if now.stream_seq < link.head.stream_seq and (
                     now.journal_id is None
-                    or (now.journal_id == got.journal_id and now.seq < got.seq)
+                    or (now.journal_id == first.journal_id and now.seq < first.seq)
                 ):
                     # what we knew as the table's last message is gone (max_age, a purge):
                     # the table's place in its journal is ours, the stream's sequence theirs
                     link.head = replace(link.head, stream_seq=now.stream_seq)
                     continue
                 raise Ahead(now) from None  # further on, or another journal: from there
-            _stored(link, got)
+            last = batch[n - 1]
+            _stored(link, last)
             if ack.duplicate:  # an exact re-send inside the window, if the server checks ids first
-                link.duplicates += 1
+                link.duplicates += n
             else:
-                link.published += 1
-            return Head(got.journal_id, got.seq, got.hash, ack.seq)
+                link.published += n
+                if n > 1:
+                    link.batches = getattr(link, "batches", 0) + 1
+            link.head = Head(last.journal_id, last.seq, last.hash, ack.seq)
+            del batch[:n], msgs[:n]
+        return link.head
 
 
 def _failed(link: Any, got: Received, e: BaseException) -> None:
