@@ -153,6 +153,14 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
             "2",
             "--backlog",
             "40",
+            "--heads",
+            "20",
+            "--quiet",
+            "0",  # a fixed 20 s window of idle tables: make floor runs it
+            "--skip",
+            "catchup",  # the outage and the stall at a few tables: tests/test_floor_stages.py
+            "--skip",
+            "stall",
             "--output",
             str(out),
         ],
@@ -168,6 +176,7 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
     assert [g["verdict"] in ("met", "missed") for g in res["goals"]][:3] == [True] * 3
     assert "goals (issue 31" in r.stdout
     assert res["catch_up"]["events"] == 40 and res["burst"]["events"] == 8
+    assert res["heads"]["tables"] == 20, res["heads"]
     for key in ("acked_one_by_one_per_s", "pipelined_per_s"):
         assert res["raw_jetstream"][key] > 0
 
