@@ -26,7 +26,7 @@ from pathlib import Path
 from bench.proc import CACHE
 from bench.session import ShoeDealer
 from daemon.journal import Batch, Journal
-from daemon.table.events import utc_text
+from daemon.journal.events import utc_text
 
 FORMAT = 3  # 2: snapshots sealed by a journal.snapshot event; 3: signed proofs stored
 T0 = 1_793_563_200.0  # 2026-11-01T20:00:00Z

@@ -39,7 +39,7 @@ IDLE = (
 #: layers, by the file a frame is in; the leaf-most frame with a layer decides
 LAYERS: tuple[tuple[str, str], ...] = (
     ("daemon/journal/", "journal: seal + SQLite (+ fsync in COMMIT)"),
-    ("daemon/table/events.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
+    ("daemon/journal/events.py", "journal: seal + SQLite (+ fsync in COMMIT)"),
     ("daemon/bus/publisher.py", "publish (zmq)"),
     ("daemon/bus/bus.py", "publish (zmq)"),
     ("structlog/", "logging (structlog JSON lines)"),

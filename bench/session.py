@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.games import find as game_class
+from daemon.journal.events import Draft
 from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
-from daemon.table.events import Draft
 from drivers.base import driver_class
 from drivers.cards import DECK
 from drivers.readings import CardDrawn, CutCardOut, Malformed, Unknown

@@ -47,8 +47,8 @@ from daemon.bus.bus import Bus
 from daemon.bus.publisher import io_threads_yield
 from daemon.games import find as game_class
 from daemon.journal import SNAPSHOT_EVENT, Batch, Journal
+from daemon.journal.events import utc_text
 from daemon.table import Command, DeviceReading, Table
-from daemon.table.events import utc_text
 from drivers.base import driver_class
 from drivers.readings import Malformed, Unknown
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import zmq
 
-from daemon.table.events import Event, decode
+from daemon.journal.events import Event, decode
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from daemon.table.events import body_of, canonical, chain_hash
+from daemon.journal.events import body_of, canonical, chain_hash
 
 
 def rewrite_history_from(path: Path, seq: int, edit: Callable[[dict[str, Any]], None]) -> None:

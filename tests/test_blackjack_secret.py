@@ -20,7 +20,7 @@ from daemon_harness import Daemon, Subscriber, endpoints, free_port, replay
 from daemon.bus.control import ControlError
 from daemon.ctl.control_client import ControlClient
 from daemon.journal import verify_chain
-from daemon.table.events import GENESIS, body_of, chain_hash
+from daemon.journal.events import GENESIS, body_of, chain_hash
 
 
 def _config(tmp: Path) -> Path:

@@ -29,7 +29,7 @@ from daemon.bus.publisher import io_threads_yield
 from daemon.bus.replay_server import ReplayError
 from daemon.bus.subscriber import replay
 from daemon.journal import Batch, Journal
-from daemon.table.events import Draft, decode
+from daemon.journal.events import Draft, decode
 
 TCP = "tcp://127.0.0.1:*"
 TIME = "2026-01-01T00:00:00.000Z"

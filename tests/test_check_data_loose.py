@@ -16,7 +16,7 @@ import pytest
 from tabled_client import events
 from tabled_client.events import HeldCard, RoadsData, check_data
 
-from daemon.table.events import draft
+from daemon.journal.events import draft
 
 
 def test_a_decimal_where_the_schema_says_float_is_refused_before_it_is_sealed():
@@ -188,7 +188,7 @@ class _Int(int):
 
 def test_what_the_seal_cannot_encode_is_refused_where_the_event_is_drafted():
     """A subclass of a builtin or a read-only mapping: ``convert`` took them, the steps and
-    the seal's encoder refuse them. Refused at the draft, as ``daemon/table/events.py`` promises,
+    the seal's encoder refuse them. Refused at the draft, as ``daemon/journal/events.py`` promises,
     not by a commit that stops the daemon (round 4's review, finding 5)."""
     from types import MappingProxyType
 

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 from tabled_client import GENESIS, Chain, ChainBroken, UnknownEventType, decode, events, schema
 
-from daemon.table.events import Draft, draft
+from daemon.journal.events import Draft, draft
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = sorted((ROOT / "tests" / "captures").rglob("*.expected.jsonl"))

@@ -21,7 +21,7 @@ from daemon_harness import (
 )
 
 from daemon.bus.subscriber import Follower
-from daemon.table.events import check
+from daemon.journal.events import check
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ import msgspec
 import structlog
 
 from daemon.journal import read_for_state, read_with_secrets
+from daemon.journal.events import canonical
 from daemon.pipeline.capture import parse
 from daemon.pipeline.replay import Replayer, replay
-from daemon.table.events import canonical
 
 HOLE = "QD"
 HEAD = """# driver: shoe-line
@@ -279,7 +279,7 @@ cmd card.enter card=qd actor=pit role=supervisor
 
 
 def test_a_word_typed_by_a_person_is_sealed_whole_never_inside_a_sentence() -> None:
-    from daemon.table.events import draft
+    from daemon.journal.events import draft
     from daemon.table.secrecy import seal_drafts
 
     drafts = [

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from daemon_harness import Daemon, tablectl, write_config
 
+from daemon.journal.events import Event
 from daemon.runtime.hooks import Hooks
-from daemon.table.events import Event
 
 HOOK = """
 import json, os, socket, sys

@@ -181,7 +181,7 @@ def test_the_checks_can_fail():
     assert cycles(g) == [["a", "b", "c"]]
     known = set(modules())
     here = imports_of(ROOT / "daemon" / "table" / "table.py", "daemon.table.table", known)
-    assert "daemon.table.events" in here and "drivers.readings" in here
+    assert "daemon.journal.events" in here and "drivers.readings" in here
 
 
 def test_the_daemon_loads_cryptography_only_for_a_checkpoint_key():

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.ctl.cli import main as tablectl
 from daemon.journal import Batch, Journal, JournalError, read_for_state, read_raw, verify_chain
-from daemon.table.events import SECRET, Draft, Event, body_of, canonical, chain_hash, decode, seal
+from daemon.journal.events import SECRET, Draft, Event, body_of, canonical, chain_hash, decode, seal
 
 
 def fill(path, n=20, table="t1") -> Journal:
@@ -309,7 +309,7 @@ def test_utc_text_is_strftime_whatever_second_came_before(times):
     microseconds that round up into the next second and a clock that goes back."""
     from datetime import UTC, datetime
 
-    from daemon.table.events import utc_text
+    from daemon.journal.events import utc_text
 
     for t in [*times, *(x + 0.9999996 for x in times)]:
         dt = datetime.fromtimestamp(t, UTC)

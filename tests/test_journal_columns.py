@@ -25,10 +25,10 @@ from daemon.bus.subscriber import Follower
 from daemon.ctl.keys import create_checkpoint
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError
+from daemon.journal.events import Draft, canonical
 from daemon.pipeline.pipeline import Pipeline
 from daemon.security import Checkpointer
 from daemon.table import Table
-from daemon.table.events import Draft, canonical
 
 T = "2026-01-01T00:00:00.000Z"
 

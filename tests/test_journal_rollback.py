@@ -22,9 +22,9 @@ from daemon import journal as journal_mod
 from daemon.bus.subscriber import Follower
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.journal import Batch, Journal, JournalError, headmark
+from daemon.journal.events import Draft
 from daemon.pipeline.pipeline import Pipeline
 from daemon.table import Table
-from daemon.table.events import Draft
 
 T = "2026-01-01T00:00:00.000Z"
 

@@ -12,12 +12,12 @@ import pytest
 from tabled_client import events
 
 from daemon.games.blackjack.clock import VirtualPlayers
+from daemon.journal.events import Event
 from daemon.pipeline.listeners import Listeners, follows
 from daemon.procedures.clock import DecisionClock
 from daemon.runtime.croupier import Croupier
 from daemon.runtime.devices import DeviceSet
 from daemon.runtime.hooks import Hooks
-from daemon.table.events import Event
 
 
 def ev(type_: str, **data: Any) -> Event:

@@ -16,9 +16,9 @@ from daemon_harness import ROOT, Daemon, endpoints, write_config
 
 from daemon.bus.subscriber import Follower
 from daemon.games import find
+from daemon.journal.events import decode
 from daemon.runtime import logs
 from daemon.runtime.event_log import event_logger
-from daemon.table.events import decode
 
 CAPTURES = ROOT / "tests" / "captures"
 #: a capture of each game and the fields each of its event types must carry

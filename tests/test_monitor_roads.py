@@ -14,8 +14,8 @@ from table_harness import ShoeHarness
 
 from daemon.games.baccarat.table import BaccaratRules, BaccaratTable
 from daemon.games.dragon_tiger.table import DragonTigerTable
+from daemon.journal.events import Event
 from daemon.procedures.shoe import ShoeRules
-from daemon.table.events import Event
 from daemon.tools.monitor import Model, render
 
 

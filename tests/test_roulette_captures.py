@@ -29,9 +29,9 @@ from wheel_harness import (
 )
 
 from daemon.games.roulette.wheel import ALLOWED, ALLOWED_M360
+from daemon.journal.events import Event
 from daemon.pipeline.capture import Capture, Line, load
 from daemon.pipeline.replay import Replayer, replay
-from daemon.table.events import Event
 
 HERE = Path(__file__).parent / "captures"
 SELFTEST = HERE / "cammegh-ss2" / "studio-selftest-2025-09.log"

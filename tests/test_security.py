@@ -36,6 +36,7 @@ from daemon.ctl import cli
 from daemon.ctl.control_client import ControlClient, DaemonUnreachable
 from daemon.ctl.keys import KeyExists, create_checkpoint, create_curve
 from daemon.journal import Batch, Journal
+from daemon.journal.events import Draft
 from daemon.runtime.config import load
 from daemon.security import (
     BUS_DOMAIN,
@@ -53,7 +54,6 @@ from daemon.security import (
     read_cert,
     verify_checkpoint,
 )
-from daemon.table.events import Draft
 
 TCP = "tcp://127.0.0.1:*"
 TIME = "2026-01-01T00:00:00.000Z"

@@ -31,8 +31,8 @@ from daemon_harness import (
 
 from daemon.bus.subscriber import Follower
 from daemon.ctl.keys import create_checkpoint, create_curve
+from daemon.journal.events import Event, decode
 from daemon.security import ClientCurve, read_cert, verify_checkpoint
-from daemon.table.events import Event, decode
 
 QUIET = 1.5  # seconds a refused client is watched
 

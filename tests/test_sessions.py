@@ -20,9 +20,9 @@ from daemon_harness import Daemon, tablectl, write_config
 
 from daemon import games
 from daemon.journal import Journal
+from daemon.journal.events import Draft
 from daemon.journal.format import Batch
 from daemon.table import Command, Table, config_audit
-from daemon.table.events import Draft
 from daemon.tools.pace import pace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,7 +215,7 @@ def test_a_sign_in_outlives_a_restart_and_a_changed_game_rule_is_journaled(tmp_p
 
 
 def test_recall_and_the_monitor_show_the_dealer_on_duty(tmp_path):
-    from daemon.table.events import decode
+    from daemon.journal.events import decode
     from daemon.tools.monitor import Model, render
 
     evs = TWO.read_text().splitlines()

@@ -29,7 +29,7 @@ import zmq
 from daemon_harness import Daemon, endpoints, write_config
 
 from daemon.bus.subscriber import Follower
-from daemon.table.events import Event, decode
+from daemon.journal.events import Event, decode
 
 GUARD = 30.0  # seconds: only a hang ever reaches it
 SNDHWM = 50

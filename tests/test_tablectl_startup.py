@@ -39,7 +39,7 @@ NEVER = (
 #: what parsing alone never needs: the config loader, the games, all a command talks with
 PARSING = (
     *NEVER,
-    *("daemon.runtime.config", "daemon.ctl", "daemon.games", "daemon.table"),
+    *("daemon.runtime.config", "daemon.ctl.shared", "daemon.games", "daemon.table"),
     *("msgspec", "zmq", "structlog", "sqlite3"),
 )
 

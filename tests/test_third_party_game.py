@@ -141,7 +141,7 @@ def test_the_daemon_plays_it_and_tablectl_reads_it(tmp_path: Path, site: dict[st
 def test_an_event_of_its_own_is_checked_like_ours(tmp_path: Path, site: dict[str, str]):
     """The game's Structs are the daemon's check: a field it lacks is refused, loudly."""
     probe = (
-        "from daemon import games; from daemon.table.events import draft\n"
+        "from daemon import games; from daemon.journal.events import draft\n"
         "games.find('coin-toss')\n"
         "draft('coin.result', {'toss': 1, 'side': 'heads'})\n"
         "try:\n"

@@ -23,7 +23,7 @@ from test_blackjack_table import BJ
 
 from daemon.games.blackjack.table import BlackjackTable
 from daemon.journal import Batch, Journal, JournalError, verify_file
-from daemon.table.events import Draft
+from daemon.journal.events import Draft
 
 TIME = "2026-01-01T00:00:00.000Z"
 

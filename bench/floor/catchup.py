@@ -34,7 +34,7 @@ from nats.js.api import StreamConfig
 
 from bench.floor.harness import Floor, verify
 from bench.floor.natsd import NatsServer
-from daemon.table.events import GENESIS, draft, seal, utc_text
+from daemon.journal.events import GENESIS, draft, seal, utc_text
 
 TICK = os.sysconf("SC_CLK_TCK")
 #: the harness's bridge config shortens these for its fault tests; the stage drops them

@@ -1,7 +1,7 @@
 """Many fake tables in one process, speaking the tabled bus and replay protocol.
 
 Each table has its own PUB and replay (ROUTER) socket on a free loopback port, a
-journal in memory sealed with the daemon's own code (``daemon.table.events.seal``, data
+journal in memory sealed with the daemon's own code (``daemon.journal.events.seal``, data
 built through ``draft``, so every event is a valid ``card.dealt`` with a real hash
 chain), a heartbeat every second (with ``--checkpoint-key``, carrying the journal head
 signed with that Ed25519 key, as ``[security] checkpoint_key`` makes a table do), and deals a card every ``interval`` seconds with
@@ -43,7 +43,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from daemon.table.events import GENESIS, draft, seal, utc_text
+from daemon.journal.events import GENESIS, draft, seal, utc_text
 
 RANKS, SUITS = "A23456789TJQK", "SHDC"
 

@@ -1,6 +1,6 @@
 """The daemon's check of each event's data against its type's Struct, with its fast path.
 
-:func:`check_data` is called for every event the daemon builds (``daemon/table/events.py``
+:func:`check_data` is called for every event the daemon builds (``daemon/journal/events.py``
 ``draft``), so it takes one conversion where that is provably the same as the full steps
 (``_quick_fields``) and the steps otherwise, which say what is wrong. A type several games
 share (``hand.result``) passes when its data is one of its Structs (``registry.VARIANTS``), as

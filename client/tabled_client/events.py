@@ -1,6 +1,6 @@
 """Every tabled event type as a typed msgspec Struct: one tagged union on ``type``.
 
-The daemon builds each event's ``data`` through these Structs (``daemon/table/events.py``
+The daemon builds each event's ``data`` through these Structs (``daemon/journal/events.py``
 ``draft``), and the JSON Schema (``docs/events.schema.json``, shipped in the package) is
 generated from them (``python -m tabled_client.schema``), so what a table publishes, what this
 module decodes and what the schema says cannot drift.

@@ -19,7 +19,7 @@ import zmq.asyncio
 
 from daemon.bus.publisher import BusError, Publisher, Signer
 from daemon.bus.replay_server import ReplayServer
-from daemon.table.events import Event
+from daemon.journal.events import Event
 
 if TYPE_CHECKING:
     from daemon.security import ServerCurve

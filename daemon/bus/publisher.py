@@ -38,7 +38,7 @@ import zmq
 import zmq.asyncio
 
 from daemon.bus.ipc import BACKLOG, HANDSHAKE_IVL_MS, bind_checked
-from daemon.table.events import SCHEMA_VERSION, Event, canonical
+from daemon.journal.events import SCHEMA_VERSION, Event, canonical
 
 #: the flags of an event's two frames, as ints (zmq's enums cost a call per use)
 _MORE = int(zmq.NOBLOCK | zmq.SNDMORE)

@@ -54,7 +54,7 @@ import zmq.asyncio
 from daemon import journal
 from daemon.bus.ipc import BACKLOG, HANDSHAKE_IVL_MS, bind_checked
 from daemon.bus.publisher import BusError
-from daemon.table.events import canonical
+from daemon.journal.events import canonical
 
 if TYPE_CHECKING:
     from daemon.security import ServerCurve

@@ -40,8 +40,8 @@ import zmq
 import zmq.asyncio
 
 from daemon.bus.replay_server import END_PREFIX, ERROR_PREFIX, ReplayError
+from daemon.journal.events import Event, canonical, decode
 from daemon.security import ClientCurve
-from daemon.table.events import Event, canonical, decode
 
 
 class ReplayFailed(Exception):

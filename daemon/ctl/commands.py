@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from daemon.ctl import EXIT_OK, call, print_json
+from daemon.ctl.shared import EXIT_OK, call, print_json
 
 
 def send(a: argparse.Namespace, cmd: str, args: dict[str, Any]) -> int:

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from daemon.ctl import EXIT_OK, EXIT_USAGE, default_config, print_json
+from daemon.ctl.shared import EXIT_OK, EXIT_USAGE, default_config, print_json
 from daemon.runtime.config import ConfigError, effective, load
 
 
@@ -59,7 +59,8 @@ def cmd_config_check(a: argparse.Namespace) -> int:
 def cmd_complete(a: argparse.Namespace) -> int:
     """Names for the shell's completion, one a line; nothing (never an error) when there
     are none to give: a completion must not print into the command line being typed."""
-    from daemon.ctl import settings, tables
+    from daemon.ctl import tables
+    from daemon.ctl.shared import settings
 
     try:
         if a.kind == "tables":

@@ -8,7 +8,15 @@ import sys
 import time
 from typing import Any
 
-from daemon.ctl import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, call, follower, print_json, settings
+from daemon.ctl.shared import (
+    EXIT_ATTENTION,
+    EXIT_OK,
+    EXIT_USAGE,
+    call,
+    follower,
+    print_json,
+    settings,
+)
 
 
 def _device_session(

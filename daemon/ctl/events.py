@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from daemon.ctl import EXIT_OK, EXIT_USAGE
+from daemon.ctl.shared import EXIT_OK, EXIT_USAGE
 
 _RELATIVE = re.compile(r"^-?(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hour|hours|d|day|days)(\s+ago)?$")
 _UNIT = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "hours": 3600}
@@ -146,7 +146,7 @@ def cmd_events(a: argparse.Namespace) -> int:
 
 def _from_journal(db: Any, q: Query, lines: int | None, show: Any) -> int | None:
     """Print the journal's matching events; the journal's last seq (None: empty)."""
-    from daemon.table.events import decode
+    from daemon.journal.events import decode
 
     # the head first, and nothing after it: an event committed while this reads is left
     # to -f, which goes on from this head (read after the rows, it could skip that event)
@@ -170,9 +170,9 @@ def _from_journal(db: Any, q: Query, lines: int | None, show: Any) -> int | None
 
 def _follow(a: argparse.Namespace, q: Query, after: int, show: Any) -> int:
     """The live table from the journal's head on: the bus, with replay of any gap."""
-    from daemon import ctl
     from daemon.bus.subscriber import ReplayFailed
-    from daemon.table.events import Event
+    from daemon.ctl import shared as ctl
+    from daemon.journal.events import Event
 
     s = ctl.settings(a)
     follower = ctl.follower(a, s)

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from daemon.ctl import EXIT_OK, EXIT_USAGE, call, print_json
+from daemon.ctl.shared import EXIT_OK, EXIT_USAGE, call, print_json
 
 
 def flatten(st: dict[str, Any]) -> dict[str, Any]:

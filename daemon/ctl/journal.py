@@ -15,7 +15,14 @@ from typing import Any
 
 import msgspec
 
-from daemon.ctl import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, default_config, print_json, settings
+from daemon.ctl.shared import (
+    EXIT_ATTENTION,
+    EXIT_OK,
+    EXIT_USAGE,
+    default_config,
+    print_json,
+    settings,
+)
 from daemon.runtime.config import ConfigError
 
 
@@ -258,7 +265,7 @@ def cmd_recall(a: argparse.Namespace) -> int:
 def _corrections(db: Any, played: list[dict[str, Any]]) -> None:
     """Each recalled result's corrections (``result.corrected``, ``daemon/table/corrections.py``),
     in order, under its game's ``corrections``: recall shows the result as corrected."""
-    from daemon.table.events import decode
+    from daemon.journal.events import decode
 
     by_seq = {g["end"]["seq"]: g for g in played}
     if not by_seq:

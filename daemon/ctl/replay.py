@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from daemon.ctl import EXIT_OK, EXIT_USAGE
+from daemon.ctl.shared import EXIT_OK, EXIT_USAGE
 from daemon.runtime.config import ConfigError, load
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from daemon.ctl import EXIT_ATTENTION, EXIT_OK, call, print_json
+from daemon.ctl.shared import EXIT_ATTENTION, EXIT_OK, call, print_json
 
 
 def cmd_status(a: argparse.Namespace) -> int:

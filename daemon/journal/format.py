@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.journal import proofs
-from daemon.table.events import Draft
+from daemon.journal.events import Draft
 
 #: the event that seals a snapshot into the chain (``docs/events.md``)
 SNAPSHOT_EVENT = "journal.snapshot"

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from daemon.journal import JournalError, verify_chain
-from daemon.table.events import GENESIS
+from daemon.journal.events import GENESIS
 
 
 class Stopped(Exception):

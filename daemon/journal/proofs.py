@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import msgspec
 
-from daemon.table.events import canonical
+from daemon.journal.events import canonical
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS proofs (

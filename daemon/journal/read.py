@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import msgspec
 
-from daemon.table.events import SECRET, Event, decode
+from daemon.journal.events import SECRET, Event, decode
 
 #: a secret row whose body is not JSON (see :func:`read_with_secrets`)
 UNREADABLE: Final = "<unreadable secret row>"

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from daemon.journal import headmark, locks, proofs
 from daemon.journal import seal as seals
+from daemon.journal.events import GENESIS, SECRET, Event, canonical, draft, seal
 from daemon.journal.format import (
     KEEP_SNAPSHOTS,
     SCHEMA,
@@ -46,7 +47,6 @@ from daemon.journal.format import (
 )
 from daemon.journal.verify import UNSEALED, snapshot_problem
 from daemon.runtime import faults
-from daemon.table.events import GENESIS, SECRET, Event, canonical, draft, seal
 
 #: the event rows of a commit
 _INSERT_EVENT = "INSERT INTO events VALUES (?, ?, ?, ?)"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.journal import headmark, proofs
+from daemon.journal.events import GENESIS, check, decode
 from daemon.journal.format import (
     SNAPSHOT_EVENT,
     Problem,
@@ -23,7 +24,6 @@ from daemon.journal.format import (
     snapshot_data,
 )
 from daemon.journal.read import read_with_secrets
-from daemon.table.events import GENESIS, check, decode
 
 #: a snapshot written before snapshots were sealed into the chain: not proven, not used
 UNSEALED = "was written before snapshots were sealed into the chain"

@@ -31,12 +31,12 @@ import msgspec
 import structlog
 
 from daemon.journal import Batch, Journal, JournalError
+from daemon.journal.events import Event, utc_text
 from daemon.pipeline import decide_batch, recovery
 from daemon.pipeline.clock import Clock
 from daemon.pipeline.decide_batch import Decided, Item, Mark, mono_of
 from daemon.pipeline.writer import PipelineFailed, Publisher, Sentinel, Writer, retryable
 from daemon.table import Decision, Input, Table, TableState
-from daemon.table.events import Event, utc_text
 
 log = structlog.get_logger("pipeline")
 

@@ -28,8 +28,8 @@ from daemon.journal import (
     read_with_secrets,
     verify_chain,
 )
+from daemon.journal.events import GENESIS, decode
 from daemon.table import Table, TableState
-from daemon.table.events import GENESIS, decode
 
 log = structlog.get_logger("pipeline")
 

@@ -18,12 +18,12 @@ import msgspec
 
 from daemon.games import find as game_class
 from daemon.journal import Batch, Journal
+from daemon.journal.events import Event
 from daemon.pipeline.capture import Capture, CaptureError, command_args, format_time
 from daemon.procedures.paytable import problems as paytable_problems
 from daemon.runtime.config import ConfigError, Settings
 from daemon.runtime.validate import check
 from daemon.table import Command, DeviceHealth, DeviceReading, Input, Table, TableState
-from daemon.table.events import Event
 from drivers.base import Driver, driver_class
 from drivers.noise import DEFAULT_RULE, NoiseMeter, NoiseRule, rule_for
 from drivers.readings import Malformed, Unknown

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 import structlog
 
-from daemon.table.events import Event, decode
+from daemon.journal.events import Event, decode
 
 log = structlog.get_logger("requests")
 

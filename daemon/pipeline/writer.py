@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 import structlog
 
 from daemon.journal import Batch, Journal, JournalError
+from daemon.journal.events import Event
 from daemon.runtime import faults
-from daemon.table.events import Event
 
 log = structlog.get_logger("pipeline")
 

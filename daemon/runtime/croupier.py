@@ -16,9 +16,9 @@ from typing import Any
 import structlog
 
 from daemon.games.describe import Describer
+from daemon.journal.events import Event
 from daemon.pipeline.listeners import follows
 from daemon.table import Command, Input, TableState
-from daemon.table.events import Event
 
 log = structlog.get_logger("croupier")
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.table.events import canonical, utc_text
+from daemon.journal.events import canonical, utc_text
 
 if TYPE_CHECKING:
     from daemon.bus.bus import Bus

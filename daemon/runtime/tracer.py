@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from daemon.table.events import utc_text
+from daemon.journal.events import utc_text
 
 _enc = msgspec.json.Encoder(order="sorted")
 

@@ -189,7 +189,7 @@ def prove_events(
     that ends in the signed hash proves every event on it; the first one's
     ``prev`` needs no trust.
     """
-    from daemon.table.events import check
+    from daemon.journal.events import check
 
     if not verify_checkpoint(public_key, checkpoint):
         return "the checkpoint's signature does not verify with this key"

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from daemon.table.events import canonical
+from daemon.journal.events import canonical
 
 if TYPE_CHECKING:
     from daemon.table.decision import Decision, TableState

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
+from daemon.journal.events import Draft, draft
 from daemon.table import corrections, sessions
-from daemon.table.events import Draft, draft
 
 
 class Alarm(msgspec.Struct, frozen=True):

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from daemon.table.events import SECRET, Draft, canonical, draft
+from daemon.journal.events import SECRET, Draft, canonical, draft
 
 #: what a sealed word reads in the published event
 MASK: Final = "(sealed)"

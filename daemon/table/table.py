@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import msgspec
 from tabled_client.events import DATA
 
+from daemon.journal.events import SECRET, draft
 from daemon.table import command_args, config_audit, corrections, sessions, table_commands
 from daemon.table.alarms import (
     R_NOISE,
@@ -31,7 +32,6 @@ from daemon.table.alarms import (
 )
 from daemon.table.command_spec import ARGS_MAX_BYTES, CommandSpec
 from daemon.table.decision import Alarm, Decision, TableState
-from daemon.table.events import SECRET, draft
 from daemon.table.game import Game, GameDefaults
 from daemon.table.inputs import Command, DeviceHealth, DeviceReading, Input
 from daemon.table.secrecy import opened, seal_drafts, unsealed

@@ -88,7 +88,7 @@ def check_node(path: str, user: str, groups: set[str] | None) -> list[str]:
 
 
 def run(a: argparse.Namespace) -> int:
-    from daemon.ctl import settings as _settings
+    from daemon.ctl.shared import settings as _settings
     from daemon.runtime.config import ConfigError
 
     problems: list[str] = []
@@ -182,7 +182,7 @@ def _went_backwards(s: Settings) -> list[str]:
 
 
 def _print_json(problems: list[str], notes: list[str]) -> None:
-    from daemon.ctl import print_json
+    from daemon.ctl.shared import print_json
 
     print_json({"ok": not problems, "problems": problems, "notes": notes})
 

@@ -106,7 +106,7 @@ class _Sink:
 
 
 def run_test(a: argparse.Namespace) -> int:
-    from daemon.ctl import settings as _settings
+    from daemon.ctl.shared import settings as _settings
     from drivers.gpio.options import BUTTONS, SWITCHES, GpioPanelOptions
     from drivers.gpio_panel import GpioPanelDriver
 

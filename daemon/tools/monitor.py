@@ -21,8 +21,8 @@ from rich.text import Text
 
 from daemon.bus.subscriber import Follower, ReplayFailed
 from daemon.games.describe import Describer, Mark
+from daemon.journal.events import Event
 from daemon.procedures.shoe import roads
-from daemon.table.events import Event
 from daemon.tools import roads_view
 
 #: events the screen reads back at start, for the scoreboards (``--history``)
@@ -212,7 +212,7 @@ def render(m: Model, now: float) -> Group:
 
 
 def run(a: argparse.Namespace) -> int:
-    from daemon import ctl
+    from daemon.ctl import shared as ctl
 
     s = ctl.settings(a)
     follower = ctl.follower(a, s)

@@ -94,8 +94,8 @@ def text(p: dict[str, Any]) -> str:
 def cmd_pace(a: argparse.Namespace) -> int:
     import json
 
-    from daemon.ctl import EXIT_OK, print_json
     from daemon.ctl.journal import _describer, _journal_path
+    from daemon.ctl.shared import EXIT_OK, print_json
     from daemon.journal import connect
 
     ends = sorted(_describer(a).results)

@@ -55,7 +55,7 @@ def _impl(target: str) -> Callable[[argparse.Namespace], int]:
 
 
 def _traced(a: argparse.Namespace) -> int:
-    from daemon.ctl import call
+    from daemon.ctl.shared import call
     from daemon.tools import trace
 
     return trace.run(a, call)

@@ -73,7 +73,7 @@ def usb_devices() -> tuple[list[dict[str, Any]], str | None]:
 
 def _configured(a: argparse.Namespace) -> list[tuple[str, str, str]]:
     """(name, driver, port spec) of the configured devices, if the config can be read."""
-    from daemon.ctl import settings as _settings
+    from daemon.ctl.shared import settings as _settings
 
     try:
         s = _settings(a)

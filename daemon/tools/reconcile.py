@@ -37,7 +37,8 @@ def journal(follower: Any, head: int) -> Iterator[Any]:
 
 
 def run(a: argparse.Namespace, driver: type[Driver]) -> int:
-    from daemon import ctl, games
+    from daemon import games
+    from daemon.ctl import shared as ctl
 
     s = ctl.settings(a)
     log = driver.result_log

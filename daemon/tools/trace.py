@@ -85,8 +85,8 @@ def _cmd_line(rec: dict[str, Any]) -> str:
 
 
 def run(a: argparse.Namespace, call: Any) -> int:
-    from daemon.ctl import bus_curve
-    from daemon.ctl import settings as _settings
+    from daemon.ctl.shared import bus_curve
+    from daemon.ctl.shared import settings as _settings
 
     s = _settings(a)
     ctx = zmq.Context()

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from daemon.journal.events import draft
 from daemon.procedures import hold
 from daemon.procedures.hold import READ, HoldEvents, Origin
 from daemon.procedures.paytable import in_force
@@ -25,7 +26,6 @@ from daemon.table import (
     raise_alarm,
     raise_or_repeat,
 )
-from daemon.table.events import draft
 
 R_FACE_UP = "seed 000/001 art. 4: a reversed card stands"
 
