@@ -92,17 +92,18 @@ async def _publish(url: str, events: list[tuple[FakeTable, int]], signed: set[in
         await nc.close()
 
 
-async def _follow(url: str, when: tuple[str, int], remove: Any, **kw) -> tuple[dict, list]:
-    """Each table's seqs as a new follower hands them on; when it hands on ``when``
-    (table, seq), ``remove(js)`` runs before it reads on. Also what it reports expired."""
+async def _follow(url: str, hooks: dict[tuple[str, int], Any], **kw) -> tuple[dict, list]:
+    """Each table's seqs as a new follower hands them on; when it hands on one of ``hooks``
+    (table, seq), that hook(js) runs before it reads on. Also what it reports expired."""
     seqs: dict[str, list[int]] = {}
     nc = await nats.connect(url)
     try:
         async with FloorFollower(url, durable="edge", **kw) as f:
             async for e in f.events(idle=1):
                 seqs.setdefault(e.table, []).append(e.event.seq)
-                if (e.table, e.event.seq) == when:
-                    await remove(nc.jetstream())
+                hook = hooks.get((e.table, e.event.seq))
+                if hook is not None:
+                    await hook(nc.jetstream())
             return seqs, f.expired
     finally:
         await nc.close()
@@ -124,7 +125,7 @@ def test_expiry_during_the_walk_to_a_checkpoint_anchors_again_from_the_next_one(
         await js.purge_stream("TABLES", seq=at[("fg-y", 15)])
 
     keys = {"fg-x": pub, "fg-y": pub}
-    seqs, expired = asyncio.run(_follow(server.url, ("fg-x", 1), expire, keys=keys))
+    seqs, expired = asyncio.run(_follow(server.url, {("fg-x", 1): expire}, keys=keys))
     assert seqs == {"fg-x": [1], "fg-y": list(range(15, 31))}  # from the next checkpoint on
     assert expired == []  # nothing of fg-y had been handed on: it just starts later
 
@@ -141,10 +142,31 @@ def test_expiry_between_deliveries_anchors_again_from_the_next_checkpoint(tmp_pa
         await js.purge_stream("TABLES", seq=at[("fg-y", 20)])
 
     seqs, expired = asyncio.run(
-        _follow(server.url, ("fg-y", 16), expire, keys={"fg-y": pub}, batch=1)
+        _follow(server.url, {("fg-y", 16): expire}, keys={"fg-y": pub}, batch=1)
     )
     assert seqs == {"fg-y": list(range(11, 17)) + list(range(20, 31))}
     assert expired == [Expired("fg-y", (y.journal_id, 16), (y.journal_id, 20))]
+
+
+def test_expiry_right_after_an_anchor_is_no_loss_to_report(tmp_path, server, ctx):
+    """y anchored (from 13: 11, 12 expired during the walk) and nothing of it handed on
+    yet when 13…19 expire too: it starts at 20, and no jump is reported (none was lost)."""
+    key, pub = _keypair(tmp_path, "tables")
+    x, y = _dealt(ctx, "fg-x", key, 2), _dealt(ctx, "fg-y", key, 30)
+    order = [(x, 1), (y, 11), (x, 2)] + [(y, s) for s in range(12, 31)]
+    at = asyncio.run(_publish(server.url, order, signed={13, 22}))
+
+    def purge(before: tuple[str, int]) -> Any:
+        async def hook(js: Any) -> None:
+            await js.purge_stream("TABLES", seq=at[before])
+
+        return hook
+
+    hooks = {("fg-x", 1): purge(("fg-y", 13)), ("fg-x", 2): purge(("fg-y", 20))}
+    keys = {"fg-x": pub, "fg-y": pub}
+    seqs, expired = asyncio.run(_follow(server.url, hooks, keys=keys, batch=3))
+    assert seqs == {"fg-x": [1, 2], "fg-y": list(range(20, 31))}
+    assert expired == []
 
 
 def test_expiry_between_deliveries_without_keys_says_what_expired(tmp_path, server, ctx):
@@ -157,7 +179,7 @@ def test_expiry_between_deliveries_without_keys_says_what_expired(tmp_path, serv
         await js.purge_stream("TABLES", seq=at[("fg-y", 9)])
 
     with pytest.raises(ChainBroken, match=r"fg-y: seqs 6…8 expired .* pass keys="):
-        asyncio.run(_follow(server.url, ("fg-y", 5), expire, batch=1))
+        asyncio.run(_follow(server.url, {("fg-y", 5): expire}, batch=1))
 
 
 @pytest.mark.parametrize(
@@ -179,16 +201,13 @@ def test_a_gap_while_the_events_before_it_are_held_stays_an_error(
         for s in gone:
             await js.delete_msg("TABLES", at[("fg-y", s)])
 
-    async def nothing(js: Any) -> None:
-        pass
-
     async def run() -> Any:
         nc = await nats.connect(server.url)
         try:
             await delete(nc.jetstream())
         finally:
             await nc.close()
-        return await _follow(server.url, ("fg-y", 0), nothing, keys={"fg-y": pub}, batch=1)
+        return await _follow(server.url, {}, keys={"fg-y": pub}, batch=1)
 
     with pytest.raises(ChainBroken, match=refusal):
         asyncio.run(run())

@@ -123,6 +123,8 @@ class FloorFollower:
         self._unacked: list[Any] = []
         #: each jump over events that expired before this follower read them, in order
         self.expired: list[Expired] = []
+        #: anchored on a checkpoint, nothing checked since: a jump there skips nothing handed on
+        self._anchored: set[str] = set()
 
     @property
     def heads(self) -> dict[str, tuple[str, int, str]]:
@@ -202,6 +204,7 @@ class FloorFollower:
         if journal_id == chain.head.journal_id and seq <= chain.head.seq:
             return False
         chain.check(raw, journal_id=journal_id)
+        self._anchored.discard(table)
         return True
 
     async def _missing(self, table: str, journal_id: str, raw: bytes, before: int) -> list[Any]:
@@ -301,6 +304,7 @@ class FloorFollower:
                         f"the stream's chain reaches seq {chain.head.seq} with hash "
                         f"{chain.head.hash[:16]}…: not the events it signed"
                     )
+                self._anchored.add(table)
                 self.chains[table] = Chain(
                     table, journal_id=journal_id, seq=first["seq"] - 1, hash=first["prev"]
                 )
@@ -340,13 +344,16 @@ class FloorFollower:
                 f"read them, after seq {head.seq}: nothing proves seq {seq} on without a signed "
                 f"checkpoint; pass keys= to go on from the next one"
             )
-        held = self.chains.pop(table)
+        held, fresh = self.chains.pop(table), table in self._anchored
         try:
             await self._anchor(table, journal_id, data, headers, at)  # sets the chain
         except ChainBroken:
             self.chains[table] = held  # heads stay where they were proven
             raise
-        self.expired.append(Expired(table, after, (journal_id, self.chains[table].head.seq + 1)))
+        if not fresh:  # what it handed on of the table stops at `after`
+            self.expired.append(
+                Expired(table, after, (journal_id, self.chains[table].head.seq + 1))
+            )
 
     async def events(self, idle: float | None = None) -> AsyncIterator[FloorEvent]:
         """Verified events in each table's seq order; stops after ``idle`` s without any.
