@@ -20,7 +20,11 @@ first event at or after the table's oldest remaining one that carries the header
 ``Tabled-Checkpoint`` proves the hash of the event before it (``tabled_client.checkpoint``),
 and the events from the oldest remaining one up to it must chain into that hash; so every
 event handed on is proven. A checkpoint that is forged, of another key or of another
-chain raises :class:`CheckpointRefused`.
+chain raises :class:`CheckpointRefused`. Events expire while a follower reads at the edge:
+a jump over events no longer held is anchored again from the next checkpoint and recorded
+in ``FloorFollower.expired`` (:class:`Expired`); a jump over events still held is a gap.
+
+Over 400 lines: anchoring, gap filling and the chain check share the follower's chains.
 """
 
 from __future__ import annotations
@@ -58,6 +62,17 @@ class FloorEvent:
     @property
     def table(self) -> str:
         return self.event.table
+
+
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """A table's events that retention removed before this follower read them: it had
+    handed on ``after`` (journal id, seq) and went on at ``resumed``, proven by the next
+    signed checkpoint (docs/floor.md, Retention). Nothing between was handed on."""
+
+    table: str
+    after: tuple[str, int]
+    resumed: tuple[str, int]
 
 
 class FloorFollower:
@@ -106,6 +121,10 @@ class FloorFollower:
         self._sub: Any = None
         #: fetched and not acked yet: given back (nak) on close, so they come again at once
         self._unacked: list[Any] = []
+        #: each jump over events that expired before this follower read them, in order
+        self.expired: list[Expired] = []
+        #: anchored on a checkpoint, nothing checked since: a jump there skips nothing handed on
+        self._anchored: set[str] = set()
 
     @property
     def heads(self) -> dict[str, tuple[str, int, str]]:
@@ -185,6 +204,7 @@ class FloorFollower:
         if journal_id == chain.head.journal_id and seq <= chain.head.seq:
             return False
         chain.check(raw, journal_id=journal_id)
+        self._anchored.discard(table)
         return True
 
     async def _missing(self, table: str, journal_id: str, raw: bytes, before: int) -> list[Any]:
@@ -230,11 +250,27 @@ class FloorFollower:
             lo = m.seq + 1
         return out
 
-    async def _anchor(self, table: str, journal_id: str, msg: Any) -> None:
+    async def _held_before(self, table: str, at: int) -> bool:
+        """Whether the stream still holds any of ``table``'s messages before stream seq ``at``.
+        Retention removes the oldest first and a table's events are stored in seq order: a
+        jump at ``at`` with none held before it is expiry; with some, a real gap."""
+        js, subject = self.nc.jetstream(), f"{self.prefix}.{table}.>"
+        try:
+            oldest = await js.get_msg(self.stream, seq=1, subject=subject, next=True)
+        except nats.js.errors.NotFoundError:
+            return False
+        return bool(oldest.seq < at)
+
+    async def _anchor(
+        self, table: str, journal_id: str, data: bytes, headers: Any, at: int
+    ) -> None:
         """Start ``table``'s chain from a signed checkpoint when its oldest event held is past
-        seq 1: the first message from ``msg`` on that carries one proves the hash before it,
-        and the events from ``msg`` up to it must chain into that hash."""
-        first = msgspec.json.decode(msg.data)
+        seq 1: the first message from ``data`` (stream seq ``at``) on that carries one proves
+        the hash before it, and the events from ``data`` up to it must chain into that hash.
+        Events expire while walked (the first one held is at the retention edge): a jump in
+        seqs with none of the table held before it starts the walk again after the jump
+        (issue 31); the consumer's events before it are then dropped, unproven."""
+        first = msgspec.json.decode(data)
         if first["seq"] == 1 or self.keys is None:
             return
         key = self.keys.get(table)
@@ -245,13 +281,17 @@ class FloorFollower:
             )
         js, subject = self.nc.jetstream(), f"{self.prefix}.{table}.>"
         before: list[bytes] = []
-        data, headers, at = msg.data, msg.headers or {}, msg.metadata.sequence.stream
+        headers, last = headers or {}, first["seq"] - 1
         for _ in range(self.lookahead):
             if headers.get("Tabled-Journal", "") != journal_id:
                 break
+            ev = msgspec.json.decode(data)
+            if ev["seq"] > last + 1 and not await self._held_before(table, at):
+                first, before = ev, []  # the ones between expired meanwhile: start again here
+            last = ev["seq"]
             signed = headers.get(CHECKPOINT)
             if signed is not None:
-                seq = msgspec.json.decode(data)["seq"] - 1
+                seq = ev["seq"] - 1
                 proven = checkpoint.check(signed, key, table=table, journal_id=journal_id, seq=seq)
                 chain = Chain(
                     table, journal_id=journal_id, seq=first["seq"] - 1, hash=first["prev"]
@@ -264,6 +304,7 @@ class FloorFollower:
                         f"the stream's chain reaches seq {chain.head.seq} with hash "
                         f"{chain.head.hash[:16]}…: not the events it signed"
                     )
+                self._anchored.add(table)
                 self.chains[table] = Chain(
                     table, journal_id=journal_id, seq=first["seq"] - 1, hash=first["prev"]
                 )
@@ -279,6 +320,40 @@ class FloorFollower:
             f"checkpoint follows it in journal {journal_id} (within {self.lookahead} events): "
             "nothing proves these events came from the table"
         )
+
+    async def _over_expiry(
+        self, table: str, journal_id: str, data: bytes, headers: Any, at: int
+    ) -> None:
+        """The table's next event in hand (``data``, stream seq ``at``) skips past its chain's
+        head: if the skipped ones expired before this follower read them (nothing of the
+        table is held before ``at``), anchor again from the next signed checkpoint and
+        record the jump in :attr:`expired`; else leave it to the chain check to refuse."""
+        head = self.chains[table].head
+        seq = msgspec.json.decode(data)["seq"]
+        if journal_id == head.journal_id and seq <= head.seq + 1:
+            return  # the next one, or one already held
+        if journal_id != head.journal_id and seq == 1:
+            return  # a replaced journal, from its start
+        if await self._held_before(table, at):
+            return  # a real gap: the chain check raises
+        after = (head.journal_id or "", head.seq)
+        gone = f"seqs {head.seq + 1}…{seq - 1}" if journal_id == head.journal_id else "events"
+        if self.keys is None:
+            raise ChainBroken(
+                f"{table}: {gone} expired from the stream (retention) before this follower "
+                f"read them, after seq {head.seq}: nothing proves seq {seq} on without a signed "
+                f"checkpoint; pass keys= to go on from the next one"
+            )
+        held, fresh = self.chains.pop(table), table in self._anchored
+        try:
+            await self._anchor(table, journal_id, data, headers, at)  # sets the chain
+        except ChainBroken:
+            self.chains[table] = held  # heads stay where they were proven
+            raise
+        if not fresh:  # what it handed on of the table stops at `after`
+            self.expired.append(
+                Expired(table, after, (journal_id, self.chains[table].head.seq + 1))
+            )
 
     async def events(self, idle: float | None = None) -> AsyncIterator[FloorEvent]:
         """Verified events in each table's seq order; stops after ``idle`` s without any.
@@ -308,9 +383,15 @@ class FloorFollower:
                 jid = hdr.get("Tabled-Journal", "")
                 if self.tables is None or table in self.tables:
                     here = msg.metadata.sequence.stream
-                    if table not in self.chains:
-                        await self._anchor(table, jid, msg)  # raises: not acked
-                    for m in await self._missing(table, jid, msg.data, here):
+                    fresh = table not in self.chains
+                    if fresh:
+                        await self._anchor(table, jid, msg.data, hdr, here)  # raises: not acked
+                    missing = await self._missing(table, jid, msg.data, here)
+                    if not fresh:
+                        nxt = missing[0] if missing else msg
+                        nat = nxt.seq if missing else here
+                        await self._over_expiry(table, jid, nxt.data, nxt.headers, nat)
+                    for m in missing:
                         if self._check(table, jid, m.data):
                             ev = decode(m.data)
                             if self.types is None or ev.type in self.types:
@@ -323,4 +404,11 @@ class FloorFollower:
                 self._unacked.pop(0)
 
 
-__all__ = ["GENESIS", "ChainBroken", "CheckpointRefused", "FloorEvent", "FloorFollower"]
+__all__ = [
+    "GENESIS",
+    "ChainBroken",
+    "CheckpointRefused",
+    "Expired",
+    "FloorEvent",
+    "FloorFollower",
+]
