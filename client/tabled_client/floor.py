@@ -24,7 +24,8 @@ chain raises :class:`CheckpointRefused`. Events expire while a follower reads at
 a jump over events no longer held is anchored again from the next checkpoint and recorded
 in ``FloorFollower.expired`` (:class:`Expired`); a jump over events still held is a gap.
 
-Over 400 lines: anchoring, gap filling and the chain check share the follower's chains.
+Why long: anchoring from a checkpoint, re-anchoring after expiry, gap filling and the chain
+check share the follower's chains and its consumer (414 lines, under the 500 limit).
 """
 
 from __future__ import annotations
