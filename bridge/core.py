@@ -221,6 +221,7 @@ class FloorBridge:
                                 link.head = e.head
                                 f.skip_to(e.head.seq, e.head.hash)
                             delay = 0.5
+                            del batch  # stored: not kept until the table's next events
                 finally:
                     f.close()
             except Ahead as e:

@@ -355,6 +355,7 @@ class TableFollower:
                                 ) as chunks:
                                     async for part in chunks:
                                         yield part
+                                        del part  # stored: not kept while the table idles
                             except ReplayFailed:
                                 self._live = False  # retried at the next heartbeat
                         continue
@@ -372,6 +373,7 @@ class TableFollower:
                             ) as chunks:
                                 async for part in chunks:
                                     yield part
+                                    del part
                         except ReplayFailed:
                             self._live = False
                             failed = True
