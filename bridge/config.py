@@ -77,6 +77,9 @@ class Bridge(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     max_event_bytes: Annotated[int, msgspec.Meta(ge=4096, le=64 << 20)] = 1 << 20
     #: the bytes of one replay answer held at once; the rest is asked for again after them
     replay_max_bytes: Annotated[int, msgspec.Meta(ge=65536, le=1 << 30)] = 16 << 20
+    #: tables whose backlog (a replay's chunk) is read and stored at once; the others wait
+    #: for a slot, so a floor-wide catch-up holds this many chunks, not one per table
+    catch_ups: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 64
     #: the bridge's CURVE secret certificate (``tablectl keys``), for tables with ``server_key``
     client_key: str | None = None
 

@@ -41,14 +41,7 @@ from tabled_client.table import TableFollower
 from bridge.config import BridgeConfig, Table, curve_of
 from bridge.health import Health, Heartbeats, assess
 from bridge.metrics import serve
-from bridge.natslink import (
-    NatsUnreachable,
-    ensure_stream,
-    nats_identity,
-    reason,
-    refusal,
-    too_old,
-)
+from bridge.natslink import NatsUnreachable, ensure_stream, nats_identity, reason, refusal, too_old
 from bridge.publish import BATCH_MAX, Publisher
 from bridge.rollback import Rollbacks
 from bridge.store import NOTHING, Ahead, Diverged, Head, Store, keep_checkpoint
@@ -58,6 +51,8 @@ log = structlog.get_logger("tabled.bridge")
 
 #: seconds a stop waits for NATS to take what is in flight (then it closes regardless)
 STOP_GRACE = 2.0
+#: libzmq's context option ZMQ_ZERO_COPY_RECV (pyzmq names no constant for it)
+ZERO_COPY_RECV = 10
 
 
 @dataclass(slots=True)
@@ -103,6 +98,11 @@ class FloorBridge:
         self.ctx = zmq.asyncio.Context()
         # a SUB per table and a DEALER per replay in flight: more than the default 1023
         self.ctx.set(zmq.MAX_SOCKETS, 4 * len(self.links) + 64)
+        # a frame received is copied out of ZeroMQ's read buffer, which a queued frame
+        # kept alive otherwise (~18 KiB each: docs/floor.md, Bounded)
+        self.ctx.set(ZERO_COPY_RECV, 0)
+        #: tables catching up at once (a replay's chunk read and stored): docs/floor.md
+        self.catch_ups = asyncio.Semaphore(cfg.bridge.catch_ups)
         self.nc: Any = None
         self.js: Any = None
         self.store: Store = None  # type: ignore[assignment]  # made by connect()
@@ -208,17 +208,20 @@ class FloorBridge:
                 link.follower, link.state = f, "waiting"
                 log.info("following", table=t.id, journal_id=head.journal_id, from_seq=head.seq + 1)
                 try:
-                    async for batch in f.batches(limit=BATCH_MAX):
-                        link.state = "following"
-                        try:
-                            link.head = await self.store.put_many(link, batch)
-                        except Ahead as e:
-                            if e.head.journal_id != f.journal_id or e.head.seq < batch[-1].seq:
-                                raise
-                            link.skipped += e.head.seq - link.head.seq
-                            link.head = e.head
-                            f.skip_to(e.head.seq, e.head.hash)
-                        delay = 0.5
+                    # closed on the way out: a catch-up's slot is given back at once
+                    async with contextlib.aclosing(f.batches(limit=BATCH_MAX)) as batches:
+                        async for batch in batches:
+                            link.state = "following"
+                            try:
+                                link.head = await self.store.put_many(link, batch)
+                            except Ahead as e:
+                                if e.head.journal_id != f.journal_id or e.head.seq < batch[-1].seq:
+                                    raise
+                                link.skipped += e.head.seq - link.head.seq
+                                link.head = e.head
+                                f.skip_to(e.head.seq, e.head.hash)
+                            delay = 0.5
+                            del batch  # stored: not kept until the table's next events
                 finally:
                     f.close()
             except Ahead as e:
@@ -267,6 +270,7 @@ class FloorBridge:
             replay_timeout=self.cfg.bridge.replay_timeout,
             max_frame=self.cfg.bridge.max_event_bytes,
             replay_max_bytes=self.cfg.bridge.replay_max_bytes,
+            catch_ups=self.catch_ups,
         )
 
     # -- health -------------------------------------------------------------------------

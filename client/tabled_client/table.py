@@ -16,6 +16,7 @@ heartbeat, so ``up`` stays false and nothing is yielded; nothing errors.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -97,6 +98,7 @@ class TableFollower:
         replay_timeout: float = 10.0,
         max_frame: int = MAX_FRAME,
         replay_max_bytes: int = REPLAY_MAX_BYTES,
+        catch_ups: asyncio.Semaphore | None = None,
     ) -> None:
         self.table = table
         self.publish_endpoint = publish
@@ -107,6 +109,11 @@ class TableFollower:
         #: a table (broken or hostile) cannot grow our memory past these (docs/floor.md)
         self.max_frame = max_frame
         self.replay_max_bytes = replay_max_bytes
+        #: shared by the followers of one process (a bridge): a replay's chunk is held
+        #: from its request until its consumer asked for what follows its last event (it
+        #: stored them), with a slot of this; so what many tables' backlogs hold at once
+        #: is bounded by the slots, not by the number of tables (docs/floor.md, Bounded)
+        self.catch_ups = catch_ups
         self.chain = Chain(table, journal_id=journal_id, seq=last_seq, hash=last_hash)
         self.heartbeat: dict[str, Any] | None = None
         #: monotonic time of the last heartbeat (None: never: the table is off, or our key is wrong)
@@ -207,37 +214,59 @@ class TableFollower:
         its end marker (``last_seq``, ``journal_id``): to ask what the journal holds."""
         return await self._replay(start, stop)
 
-    async def _catch_up(self, upto: int) -> AsyncIterator[Received]:
-        """Replay ``last_seq+1 … upto`` in chunks; a busy server is retried with backoff."""
+    async def _catch_up(self, upto: int, limit: int) -> AsyncIterator[list[Received]]:
+        """Replay ``last_seq+1 … upto`` in chunks, handed on in lists of at most ``limit``;
+        a busy server is retried with backoff. Each chunk holds a slot of
+        :attr:`catch_ups` (if given) from its request until its consumer asks for more
+        after its last list (it has stored them)."""
         delay = 0.05
         while self.last_seq < upto:
-            self.repairs += 1
-            stop = min(upto, self.last_seq + REPLAY_CHUNK)
-            try:
-                frames, end = await self._replay(self.last_seq + 1, stop)
-            except ReplayFailed as e:
-                self.replay_errors += 1
-                if "busy" not in str(e):
-                    raise
-                # the table's replay slots are all taken: jittered, so followers spread out
-                await asyncio.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(delay * 2, 2.0)
-                continue
-            delay = 0.05
-            if end.get("journal_id") and end["journal_id"] != self.journal_id:
-                return  # replaced meanwhile: the next heartbeat starts over
-            before = self.last_seq
-            for raw in frames:
-                got = self._accept(raw, replayed=True)
-                if got is not None:
-                    yield got
-            if not frames:
-                return  # the table has less than its heartbeat said (cannot be): ask again later
-            if end.get("partial") and self.last_seq == before:
-                self.replay_errors += 1  # a whole answer's worth and nothing new: not a replay
-                raise ReplayFailed(
-                    f"{self.table}: a replay answer past its bound brought nothing new"
-                )
+            async with self.catch_ups or contextlib.nullcontext():
+                self.repairs += 1
+                stop = min(upto, self.last_seq + REPLAY_CHUNK)
+                try:
+                    frames, end = await self._replay(self.last_seq + 1, stop)
+                except ReplayFailed as e:
+                    self.replay_errors += 1
+                    if "busy" not in str(e):
+                        raise
+                    busy = True  # waited for below, without our slot
+                else:
+                    busy = False
+                if not busy:
+                    if end.get("journal_id") and end["journal_id"] != self.journal_id:
+                        return  # replaced meanwhile: the next heartbeat starts over
+                    delay = 0.05
+                    before, came = self.last_seq, len(frames)
+                    part: list[Received] = []
+                    try:
+                        for raw in frames:
+                            got = self._accept(raw, replayed=True)
+                            if got is not None:
+                                part.append(got)
+                                if len(part) >= limit:
+                                    yield part
+                                    part = []
+                    except Exception:
+                        if part:  # verified before the trouble: handed on first
+                            yield part
+                        raise
+                    del frames  # handed on: not held while the next chunk is asked for
+                    if part:
+                        yield part
+                    del part
+                    if not came:
+                        return  # the table has less than its heartbeat said: ask again later
+                    if end.get("partial") and self.last_seq == before:
+                        self.replay_errors += 1  # a whole answer's worth and nothing new
+                        raise ReplayFailed(
+                            f"{self.table}: a replay answer past its bound brought nothing new"
+                        )
+                    continue
+            # the table's replay slots are all taken: jittered, so followers spread out;
+            # waited for without a slot of ours
+            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, 2.0)
 
     def _accept(self, raw: bytes, *, replayed: bool = False) -> Received | None:
         """Check and hand on the next event; ``None`` for one already held.
@@ -320,16 +349,15 @@ class TableFollower:
                                 yield out
                                 out = []
                             try:
-                                async for got in self._catch_up(upto):
-                                    out.append(got)
-                                    if len(out) >= limit:
-                                        yield out
-                                        out = []
+                                # closed with this generator: its catch-up slot is freed then
+                                async with contextlib.aclosing(
+                                    self._catch_up(upto, limit)
+                                ) as chunks:
+                                    async for part in chunks:
+                                        yield part
+                                        del part  # stored: not kept while the table idles
                             except ReplayFailed:
                                 self._live = False  # retried at the next heartbeat
-                            if out:
-                                yield out
-                                out = []
                         continue
                     if topic.endswith(b".journal.state") or not self._live:
                         continue  # not an event; or before the first heartbeat (its replay covers it)
@@ -340,17 +368,15 @@ class TableFollower:
                             out = []
                         failed = False
                         try:
-                            async for got in self._catch_up(seq - 1):
-                                out.append(got)
-                                if len(out) >= limit:
-                                    yield out
-                                    out = []
+                            async with contextlib.aclosing(
+                                self._catch_up(seq - 1, limit)
+                            ) as chunks:
+                                async for part in chunks:
+                                    yield part
+                                    del part
                         except ReplayFailed:
                             self._live = False
                             failed = True
-                        if out:
-                            yield out
-                            out = []
                         if failed:
                             continue
                         if self.last_seq != seq - 1:
