@@ -128,8 +128,36 @@ def nats_identity(n: Nats, base: Path) -> dict[str, Any]:
     return opts
 
 
-async def ensure_stream(js: Any, n: Nats) -> None:
-    """The floor's stream as ``[nats]`` says: created if missing, its window and bounds kept."""
+#: the JetStream API not answering yet (a cluster still electing its meta leader, a server
+#: still recovering its store): asked again after these waits, the last one repeating
+NOT_READY_WAITS: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0)
+
+
+async def ensure_stream(js: Any, n: Nats) -> int:
+    """The floor's stream as ``[nats]`` says, once JetStream answers; returns how many times
+    it was asked again first. A start while the cluster has no leader yet (all its servers
+    started together, or a quorum still coming back) waits for one with a warning each
+    time instead of ending the bridge: systemd would only start it into the same wait."""
+    waits = 0
+    while True:
+        try:
+            await _ensure_stream(js, n)
+            return waits
+        except (nats.errors.TimeoutError, nats.js.errors.ServiceUnavailableError) as e:
+            delay = NOT_READY_WAITS[min(waits, len(NOT_READY_WAITS) - 1)]
+            waits += 1
+            log.warning(
+                "JetStream is not answering yet; asking again",
+                stream=n.stream,
+                error=f"{type(e).__name__}: {e}",
+                times=waits,
+                again_in_s=delay,
+            )
+            await asyncio.sleep(delay)
+
+
+async def _ensure_stream(js: Any, n: Nats) -> None:
+    """The stream created if missing, its window and bounds kept (one attempt)."""
     want = StreamConfig(
         name=n.stream,
         subjects=[f"{n.prefix}.>"],
@@ -160,6 +188,8 @@ async def ensure_stream(js: Any, n: Nats) -> None:
         ) != (want.duplicate_window, want.max_age, want.max_bytes, True, True):
             await js.update_stream(want)
             log.info("stream updated", stream=n.stream)
+    except nats.js.errors.ServiceUnavailableError:
+        raise  # JetStream not ready yet: ensure_stream asks again
     except nats.js.errors.APIError as e:
         # the server refuses the stream [nats] describes (replicas = 3 on one server, a
         # subject another stream holds): a config to mend, said in one line (issue 33)
