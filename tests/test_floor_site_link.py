@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from nats.js.api import ExternalStream, StreamConfig, StreamSource, SubjectTransform
+from site_harness import SITES, hq_stream, site_floor
 
 from bench.floor import figures
 from bench.floor.harness import Floor, run, verify
@@ -40,7 +40,6 @@ from bench.floor.natsd import NatsServer, available, free_port
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 
-SITES = ("s1", "s2", "s3")
 CUT_SITE = "s2"
 
 
@@ -104,27 +103,6 @@ class Link:
         self.thread.join(10)
 
 
-async def _hq_stream(url: str) -> None:
-    nc = await nats.connect(url)
-    try:
-        await nc.jetstream().add_stream(
-            StreamConfig(
-                name="HQ",
-                sources=[
-                    StreamSource(
-                        name="TABLES",
-                        external=ExternalStream(api=f"$JS.{site}.API"),
-                        subject_transforms=[
-                            SubjectTransform(src=f"{site}-tables.>", dest="tables.>")
-                        ],
-                    )
-                    for site in SITES
-                ],
-            )
-        )
-    finally:
-        await nc.close()
-
 
 async def _hq_counts(url: str) -> dict[str, int]:
     """Messages per site in the headquarters stream now."""
@@ -181,22 +159,11 @@ def _group(tmp_path, cut_s: float) -> None:
         link.open()
         for site in SITES:
             port = link.port if site == CUT_SITE else leaf
-            f = Floor(
-                tmp_path / site,
-                real=0,
-                fake=2,
-                interval=0.1,
-                table_prefix=site,
-                nats_conf=(
-                    f"jetstream {{ domain: {site} }}\n"
-                    f'leafnodes {{ remotes [ {{ url: "nats-leaf://127.0.0.1:{port}" }} ] }}\n'
-                ),
-                nats_lines=[f'prefix = "{site}-tables"'],
-            )
+            f = site_floor(tmp_path / site, site, port)
             floors.append(f)
             f.start()
             f.start_bridge()
-        run(_hq_stream(hq.url))
+        run(hq_stream(hq.url))
         time.sleep(2)  # HQ sourced what the sites stored before it existed
         since = time.time()
         time.sleep(5)  # the group in its steady state

@@ -13,9 +13,8 @@ from __future__ import annotations
 import signal
 import time
 
-import nats
 import pytest
-from nats.js.api import ExternalStream, StreamConfig, StreamSource, SubjectTransform
+from site_harness import SITES, hq_stream, site_floor
 
 from bench.floor.harness import Floor, run, verify
 from bench.floor.natsd import NatsServer, available, free_port
@@ -25,29 +24,7 @@ pytestmark = [
     pytest.mark.skipif(available() is not None, reason=str(available())),
 ]
 
-SITES = ("s1", "s2", "s3")
 
-
-async def _hq_stream(url: str) -> None:
-    nc = await nats.connect(url)
-    try:
-        await nc.jetstream().add_stream(
-            StreamConfig(
-                name="HQ",
-                sources=[
-                    StreamSource(
-                        name="TABLES",
-                        external=ExternalStream(api=f"$JS.{site}.API"),
-                        subject_transforms=[
-                            SubjectTransform(src=f"{site}-tables.>", dest="tables.>")
-                        ],
-                    )
-                    for site in SITES
-                ],
-            )
-        )
-    finally:
-        await nc.close()
 
 
 def test_three_sites_into_a_headquarters_stream_with_one_site_cut(tmp_path):
@@ -59,22 +36,11 @@ def test_three_sites_into_a_headquarters_stream_with_one_site_cut(tmp_path):
     try:
         hq.start()
         for site in SITES:
-            f = Floor(
-                tmp_path / site,
-                real=0,
-                fake=2,
-                interval=0.1,
-                table_prefix=site,
-                nats_conf=(
-                    f"jetstream {{ domain: {site} }}\n"
-                    f'leafnodes {{ remotes [ {{ url: "nats-leaf://127.0.0.1:{leaf}" }} ] }}\n'
-                ),
-                nats_lines=[f'prefix = "{site}-tables"'],
-            )
+            f = site_floor(tmp_path / site, site, leaf)
             floors.append(f)
             f.start()
             f.start_bridge()
-        run(_hq_stream(hq.url))
+        run(hq_stream(hq.url))
         cut = floors[1]
         assert cut.nats is not None and cut.nats.proc is not None
         cut.nats.proc.send_signal(signal.SIGSTOP)  # the site's NATS, and so its link, hung
