@@ -11,13 +11,11 @@ a live table's frames with it, in Python and in Node's ajv (strict Draft 2020-12
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
 
-from tabled_client.schema import _strict
+from tabled_client.schema import _strict, write_or_print
 
 SCHEMA_FILE = "bus.schema.json"
 
@@ -123,15 +121,7 @@ def text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--write"]:
-        if len(args) != 2:
-            sys.stderr.write("usage: python -m tabled_client.frames [--write PATH]\n")
-            return 2
-        Path(args[1]).write_text(text(), "utf-8")
-        return 0
-    sys.stdout.write(text())
-    return 0
+    return write_or_print(argv, text(), "tabled_client.frames")
 
 
 if __name__ == "__main__":

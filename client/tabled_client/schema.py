@@ -112,16 +112,21 @@ def shipped() -> dict[str, Any]:
     return json.loads(f.read_text("utf-8"))  # type: ignore[no-any-return]
 
 
-def main(argv: list[str] | None = None) -> int:
+def write_or_print(argv: list[str] | None, text: str, module: str) -> int:
+    """``python -m <module> [--write PATH]``: a generated schema to stdout, or to ``PATH``."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["--write"]:
         if len(args) != 2:
-            sys.stderr.write("usage: python -m tabled_client.schema [--write PATH]\n")
+            sys.stderr.write(f"usage: python -m {module} [--write PATH]\n")
             return 2
-        Path(args[1]).write_text(text(), "utf-8")
+        Path(args[1]).write_text(text, "utf-8")
         return 0
-    sys.stdout.write(text())
+    sys.stdout.write(text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_or_print(argv, text(), "tabled_client.schema")
 
 
 if __name__ == "__main__":
