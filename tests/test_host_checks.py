@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from daemon_harness import ROOT, write_config
 
@@ -94,6 +95,41 @@ def test_a_missing_key_file_fails_config_check_and_doctor_as_it_stops_the_daemon
     assert r.returncode == 2 and "nokey.ed25519 does not exist" in r.stderr, r.stderr
     doc = _run("daemon.ctl.cli", "--config", str(cfg), "doctor")
     assert doc.returncode == 1 and "PROBLEM  security: " in doc.stdout, doc.stdout
-    daemon = _run("daemon.runtime.app", "--config", str(cfg))  # its keys refused as it starts: exit 1
+    # its keys refused as it starts: exit 1
+    daemon = _run("daemon.runtime.app", "--config", str(cfg))
     assert daemon.returncode == 1 and "nokey.ed25519 does not exist" in daemon.stdout
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_failed_start_never_removes_a_state_directory_another_daemon_holds(tmp_path):
+    """Two daemons started at once on one new state directory: the one refused at the
+    journal's lock saw the directory as new, and its undo removed the winner's journal
+    (the fault campaign's two daemons: neither ran). The lock decides whose it is."""
+    from daemon.runtime import host
+    from daemon.runtime.config import load
+
+    settings = load(write_config(tmp_path))
+    fresh = host.fresh_dirs(settings)  # before anything exists, as the loser saw it
+    assert tmp_path / "state" in fresh
+    holder = subprocess.Popen(  # the winner: makes the directory and holds the journal's lock
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from daemon.journal import locks;"
+            "p = Path(sys.argv[1]); p.parent.mkdir(parents=True); locks.lock_path(p);"
+            "print('held', flush=True); sys.stdin.read()",
+            str(settings.journal_path),
+        ],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        host.undo_failed_start(settings, fresh)
+        assert Path(f"{settings.journal_path}.lock").exists(), "the winner's directory was removed"
+    finally:
+        holder.communicate("", timeout=30)
+    host.undo_failed_start(settings, fresh)  # once nobody holds it, an empty one is removed
     assert not (tmp_path / "state").exists()

@@ -10,10 +10,13 @@ refuses, and every missing group is named at once (issue 33: only the first was)
 from __future__ import annotations
 
 import grp
+import os
 import shutil
 import sqlite3
 from pathlib import Path
 
+from daemon.journal import locks
+from daemon.journal.format import JournalError
 from daemon.runtime import packages
 from daemon.runtime.config import Settings
 
@@ -88,22 +91,38 @@ def fresh_dirs(settings: Settings) -> list[Path]:
 
 
 def undo_failed_start(settings: Settings, fresh: list[Path]) -> None:
-    """Remove the directories a start that failed created, when its journal holds no event.
+    """Remove the directories a start that failed created, when its journal holds no event
+    and no other daemon holds it.
 
     A start refused at its first socket would otherwise leave a new state directory with
     an empty journal behind (issue 33); a journal with any event in it is kept, always.
+    ``fresh`` was seen before this start made anything, so another daemon starting on the
+    same state directory at the same moment may have made it and be writing there: the
+    journal's lock decides. Only while this process holds it is the directory its own to
+    remove (the fault campaign's two daemons: the loser's undo removed the winner's new
+    journal, and neither ran).
     """
     journal = settings.journal_path
-    if journal.exists():
+    fd = None
+    if journal.parent.exists():
         try:
-            db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
+            fd = locks.lock_path(journal)
+        except JournalError:
+            return  # held by another daemon (or not lockable): not this start's to remove
+    try:
+        if journal.exists():
             try:
-                (count,) = db.execute("SELECT COUNT(*) FROM events").fetchone()
-            finally:
-                db.close()
-        except sqlite3.Error:
-            return  # not a journal this can read: not for this to remove
-        if count:
-            return
-    for top in fresh:
-        shutil.rmtree(top, ignore_errors=True)
+                db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
+                try:
+                    (count,) = db.execute("SELECT COUNT(*) FROM events").fetchone()
+                finally:
+                    db.close()
+            except sqlite3.Error:
+                return  # not a journal this can read: not for this to remove
+            if count:
+                return
+        for top in fresh:
+            shutil.rmtree(top, ignore_errors=True)
+    finally:
+        if fd is not None:
+            os.close(fd)
