@@ -9,7 +9,8 @@ the stream holds each table's events in seq order; each publish is conditional o
 table's last stored message (``bridge/store.py``), so a late one (a lost ack's re-send, a
 second bridge) is refused and recognised, never stored twice. At start the bridge reads
 each table's last stored event (the last message on ``<prefix>.<table>.>``) and resumes
-from there by replay. Heartbeats and health: ``bridge/health.py``.
+from there by replay. Every table's live messages: ``bridge/feed.py``; health:
+``bridge/health.py``.
 
 Tables are independent tasks: one that is off, silent (a wrong CURVE key) or behind
 holds no other back. A table whose chain breaks, or whose journal went back under
@@ -39,7 +40,8 @@ from tabled_client.chain import ChainBroken
 from tabled_client.table import TableFollower
 
 from bridge.config import BridgeConfig, Table, curve_of
-from bridge.health import Health, Heartbeats, assess
+from bridge.feed import Groups
+from bridge.health import Health, assess, judge_all
 from bridge.metrics import serve
 from bridge.natslink import NatsUnreachable, ensure_stream, nats_identity, reason, refusal, too_old
 from bridge.publish import BATCH_MAX, Publisher
@@ -96,7 +98,7 @@ class FloorBridge:
         self.base = base
         self.links = {t.id: Link(t, health=Health(t.id)) for t in cfg.tables}
         self.ctx = zmq.asyncio.Context()
-        # a SUB per table and a DEALER per replay in flight: more than the default 1023
+        # a DEALER per replay in flight, and a SUB per 64 tables: past the default 1023
         self.ctx.set(zmq.MAX_SOCKETS, 4 * len(self.links) + 64)
         # a frame received is copied out of ZeroMQ's read buffer, which a queued frame
         # kept alive otherwise (~18 KiB each: docs/floor.md, Bounded)
@@ -112,6 +114,7 @@ class FloorBridge:
         #: the stop left NATS's connection unclosed (a hung server): exit without waiting
         self.abandoned = False
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.groups: Groups | None = None  # every table's live messages (bridge/feed.py)
         #: tables whose journal went back (bridge/rollback.py); its probes
         self.rollbacks = Rollbacks(self)
         self._side = self.rollbacks.probes
@@ -271,6 +274,7 @@ class FloorBridge:
             max_frame=self.cfg.bridge.max_event_bytes,
             replay_max_bytes=self.cfg.bridge.replay_max_bytes,
             catch_ups=self.catch_ups,
+            feed=None if self.groups is None else self.groups.feed(t.id),
         )
 
     # -- health -------------------------------------------------------------------------
@@ -329,14 +333,9 @@ class FloorBridge:
         """
         while True:
             # each table judged (its changes logged), without building the status document
-            now, running = time.monotonic(), time.time() - self.started
-            up = behind = 0
-            for link in self.links.values():
-                _, is_up, lag, _ = assess(
-                    link.health, link.state, link.head, self.cfg.bridge, now, running
-                )
-                up += is_up
-                behind += bool(lag)
+            up, behind = judge_all(
+                self.links.values(), self.cfg.bridge, time.monotonic(), time.time() - self.started
+            )
             notifier.status(
                 f"{up}/{len(self.links)} tables up, {behind} behind; NATS {self.nats_state}"
             )
@@ -359,12 +358,13 @@ class FloorBridge:
         server = None
         if self.cfg.bridge.listen:
             server = await serve(self.cfg.bridge.listen, self.status)
-        beats = Heartbeats(
+        beats = self.groups = Groups(
             self.ctx,
             ((t.id, t.publish, curve_of(self.cfg, t, self.base)) for t in self.cfg.tables),
             self._heartbeat,
+            self.cfg.bridge.max_event_bytes,
         )
-        self._tasks[" heartbeats"] = asyncio.create_task(beats.run(), name="heartbeats")
+        self._tasks[" tables"] = asyncio.create_task(beats.run(), name="tables")
         for tid, link in self.links.items():
             self._tasks[tid] = asyncio.create_task(self.follow(link), name=f"table {tid}")
         status = asyncio.create_task(self.tick(notifier), name="status")

@@ -1,50 +1,37 @@
-"""The bridge's view of each table's health: heartbeats read apart from events, true lag,
-and a log line at its priority for every change of a table's state.
+"""The bridge's view of each table's health: heartbeats as they arrive, true lag, and a
+log line at its priority for every change of a table's state.
 
-Heartbeats come on the table's PUB socket with its events. Read there, a heartbeat waits
-behind every event queued before it, so a bridge 55,000 events behind read each
-heartbeat only once everything before it was stored, and saw a lag of 0 (issue 31). So
-the bridge also reads heartbeats on sockets of their own (:class:`Heartbeats`): one SUB
-per 64 tables of a CURVE identity, connected to their PUBs and subscribed to
-``<table>.heartbeat`` only, each read by one task as they arrive. Its queue holds only heartbeats, so the newest
-``last_seq`` a table committed is known within a heartbeat interval however far behind
-the store is; that is what ``up`` and the lag are made of. The events' SUB (the follower)
-still reads its own heartbeats for the replay recipe; this path is for the truth.
+A heartbeat read behind the table's queued events comes late: a bridge 55,000 events
+behind read each one only once everything before it was stored, and saw a lag of 0
+(issue 31). So heartbeats are taken as they arrive, apart from the events' queue:
+``bridge/feed.py`` reads every table's messages in groups and hands each heartbeat here at
+once (:meth:`Health.on_heartbeat`), while the events wait in the table's inbox for its
+task. The newest ``last_seq`` a table committed is known within a heartbeat interval
+however far behind the store is; that is what ``up`` and the lag are made of.
 
 Lag (:class:`Health`): events the table committed that JetStream has not acked (the
 newest heartbeat's ``last_seq`` minus the stored seq, in the same journal), and the age
 of the oldest of them: the time since the bridge first saw a heartbeat naming it.
+:func:`calm` is the once-a-second judge's shortcut for a table with nothing to say.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import structlog
-import zmq
-import zmq.asyncio
 
 log = structlog.get_logger("tabled.bridge")
 
-#: a heartbeat frame larger than this is refused by ZeroMQ (the connection is dropped)
-HEARTBEAT_MAX_BYTES = 256 * 1024
 #: heartbeats remembered per table for the age of the oldest unstored event (one a
 #: second: over an hour; past it the newest entry moves up, ages read a little older)
 SEEN_MAX = 4096
-#: tables a heartbeat socket serves: each table gets every subscription of its socket, so
-#: one socket for all would send tables² subscriptions (6 M for 2,500 tables)
-GROUP = 64
-_decode = msgspec.json.Decoder().decode
 #: state changes kept per table for ``tabled-bridge status``
 CHANGES_MAX = 20
-
-Curve = tuple[bytes, bytes, bytes] | None
 
 
 @dataclass(slots=True)
@@ -171,77 +158,34 @@ def assess(
     return state, up, lag, lag_s
 
 
-class Heartbeats:
-    """Every table's heartbeats, on sockets that carry nothing else, read as they arrive."""
+def calm(h: Health, task_state: str, head: Any, now: float, stale_after: float) -> bool:
+    """True when the table is up, following, caught up and was last logged up: its state
+    is ``following`` with no lag, without :func:`assess` (the judge runs every second
+    over every table; on a quiet floor almost every table is this)."""
+    if (
+        h.reported == "up"
+        and task_state in ("following", "waiting")
+        and h.table_seq == head.seq
+        and h.journal_id == head.journal_id
+        and h.heartbeat_at is not None
+        and now - h.heartbeat_at < stale_after
+    ):
+        if h.seen:  # every seq it remembers is stored: the lag's ages start afresh
+            h.seen.clear()
+        return True
+    return False
 
-    def __init__(
-        self,
-        ctx: zmq.asyncio.Context,
-        tables: Iterable[tuple[str, str, Curve]],
-        on_heartbeat: Callable[[str, dict[str, Any]], None],
-    ) -> None:
-        self.on_heartbeat = on_heartbeat
-        self.socks: list[zmq.asyncio.Socket] = []
-        groups: dict[Curve, list[tuple[str, str]]] = {}
-        for tid, publish, curve in tables:
-            groups.setdefault(curve, []).append((tid, publish))
-        for curve, everyone in groups.items():
-            for i in range(0, len(everyone), GROUP):
-                self.socks.append(self._socket(ctx, curve, everyone[i : i + GROUP]))
-        self.bad = 0
 
-    @staticmethod
-    def _socket(
-        ctx: zmq.asyncio.Context, curve: Curve, members: list[tuple[str, str]]
-    ) -> zmq.asyncio.Socket:
-        s = ctx.socket(zmq.SUB)
-        s.setsockopt(zmq.LINGER, 0)
-        s.setsockopt(zmq.MAXMSGSIZE, HEARTBEAT_MAX_BYTES)
-        s.setsockopt(zmq.RCVHWM, 10_000)
-        # every subscription goes to every table it connects to, through a pipe whose
-        # queue is SNDHWM (1,000 by default): past it they were dropped, and only 1,000
-        # tables of 2,500 sent their heartbeats
-        s.setsockopt(zmq.SNDHWM, 0)
-        if curve is not None:
-            s.setsockopt(zmq.CURVE_PUBLICKEY, curve[0])
-            s.setsockopt(zmq.CURVE_SECRETKEY, curve[1])
-            s.setsockopt(zmq.CURVE_SERVERKEY, curve[2])
-        for tid, _ in members:
-            s.setsockopt(zmq.SUBSCRIBE, f"{tid}.heartbeat".encode())
-        for endpoint in dict.fromkeys(p for _, p in members):
-            s.connect(endpoint)
-        return s
-
-    async def _read(self, s: zmq.asyncio.Socket) -> None:
-        # one wake-up reads every heartbeat queued (a socket serves 64 tables): the rest
-        # through the same socket without the event loop, until none is left
-        raw = zmq.Socket.shadow(s.underlying)
-        while True:
-            frames = await s.recv_multipart()
-            while True:
-                self._one(frames)
-                try:
-                    frames = raw.recv_multipart(zmq.NOBLOCK)
-                except zmq.Again:
-                    break
-
-    def _one(self, frames: list[bytes]) -> None:
-        try:
-            topic, body = frames
-            tid = topic.decode()[: -len(".heartbeat")]
-            hb = _decode(body)
-            self.on_heartbeat(tid, hb["data"])
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-            self.bad += 1  # not a heartbeat as docs/events.md says: the follower judges
-        except Exception as e:  # one table's trouble must not stop every table's health
-            self.bad += 1
-            if self.bad <= 10:
-                log.error("heartbeat not handled", error=f"{type(e).__name__}: {e}")
-
-    async def run(self) -> None:
-        await asyncio.gather(*(self._read(s) for s in self.socks))
-
-    def close(self) -> None:
-        for s in self.socks:
-            s.close()
-        self.socks.clear()
+def judge_all(links: Iterable[Any], b: Any, now: float, running: float) -> tuple[int, int]:
+    """Every table judged (its changes logged), as the bridge does each second: how many
+    are up, and how many behind. A calm table costs a few comparisons (:func:`calm`)."""
+    up = behind = 0
+    for link in links:
+        h = link.health
+        if calm(h, link.state, link.head, now, b.stale_after):
+            up += 1
+            continue
+        _, is_up, lag, _ = assess(h, link.state, link.head, b, now, running)
+        up += is_up
+        behind += bool(lag)
+    return up, behind

@@ -11,6 +11,9 @@ checked against the table's hash chain before it is handed on; a break raises
 
 A table that is off, or that does not admit this CURVE key, sends nothing: no
 heartbeat, so ``up`` stays false and nothing is yielded; nothing errors.
+
+Why long: the recipe is one state machine over one table's stream (live messages, replay
+in bounded chunks, gaps, heartbeats, the chain): split, its parts would share every field.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +33,7 @@ import zmq.asyncio
 
 from tabled_client.chain import GENESIS, Chain
 from tabled_client.events import Event, decode
+from tabled_client.feed import Feed, SocketFeed
 
 #: events asked for in one replay request (the daemon sends at most ``[bus] replay_max``)
 REPLAY_CHUNK = 2000
@@ -82,6 +86,7 @@ class TableFollower:
     ``curve`` is ``(client_public, client_secret, server_public)`` in z85 for a table
     with CURVE. To resume, pass the last ``seq`` held with its ``hash`` and
     ``journal_id`` (all three, from :attr:`head`): the chain then goes on from there.
+    ``feed``: where live messages come from (default: its own SUB, :class:`SocketFeed`).
     """
 
     def __init__(
@@ -99,6 +104,7 @@ class TableFollower:
         max_frame: int = MAX_FRAME,
         replay_max_bytes: int = REPLAY_MAX_BYTES,
         catch_ups: asyncio.Semaphore | None = None,
+        feed: Callable[[TableFollower], Feed] | None = None,
     ) -> None:
         self.table = table
         self.publish_endpoint = publish
@@ -122,7 +128,8 @@ class TableFollower:
         self.journal_changes = 0
         self.replay_errors = 0
         self._live = False
-        self._sub: zmq.asyncio.Socket | None = None
+        self._feed_of = feed or SocketFeed
+        self._feed: Feed | None = None
 
     # -- where it stands ---------------------------------------------------------------
 
@@ -168,9 +175,9 @@ class TableFollower:
         return sub
 
     def close(self) -> None:
-        if self._sub is not None:
-            self._sub.close()
-            self._sub = None
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
 
     async def _replay(self, start: int, stop: int) -> tuple[list[bytes], dict[str, Any]]:
         """Events ``start … stop`` as the table answers. An answer is held only up to the
@@ -290,6 +297,17 @@ class TableFollower:
             self.table, self.journal_id, f["seq"], f["type"], f["hash"], f["prev"], f["time"], raw
         )
 
+    def quiet(self, hb: dict[str, Any]) -> bool:
+        """True (the heartbeat taken) when ``hb`` asks nothing of the follower: live, the
+        same journal, nothing past what it holds. A feed that reads many tables calls it
+        when the table has nothing queued, so a quiet table's heartbeat wakes no task."""
+        data = hb["data"]
+        jid = data.get("journal_id")
+        if not self._live or (jid and jid != self.journal_id) or data["last_seq"] > self.last_seq:
+            return False
+        self.heartbeat, self.heartbeat_at = hb, time.monotonic()
+        return True
+
     def _on_heartbeat(self, hb: dict[str, Any]) -> int | None:
         """What to replay up to, if anything."""
         self.heartbeat, self.heartbeat_at = hb, time.monotonic()
@@ -320,17 +338,12 @@ class TableFollower:
         read without waiting again, so a busy table costs one poll per burst, not one per
         event, and its caller may store a list at once. A replay's events come in lists
         of at most ``limit``. Stops after ``idle`` s of silence."""
-        if self._sub is None:
-            self._sub = self._open()
-        sub = self._sub
-        # the same socket, read without the event loop once poll said it is readable
-        raw = zmq.Socket.shadow(sub.underlying)
+        if self._feed is None:
+            self._feed = self._feed_of(self)
+        feed = self._feed
         while True:
-            # the first message through the event loop (no Poller: one future), the rest
-            # read at once while they are there
-            try:
-                first = await asyncio.wait_for(sub.recv_multipart(), idle)
-            except TimeoutError:
+            first = await feed.first(idle)
+            if first is None:
                 return
             out: list[Received] = []
             try:
@@ -338,10 +351,10 @@ class TableFollower:
                     if i == 0:
                         topic, body = first
                     else:
-                        try:
-                            topic, body = raw.recv_multipart(zmq.NOBLOCK)
-                        except zmq.Again:
+                        more = feed.more()
+                        if more is None:
                             break
+                        topic, body = more
                     if topic.endswith(b".heartbeat"):
                         upto = self._on_heartbeat(_decode(body))
                         if upto is not None:
