@@ -58,6 +58,8 @@ OVERHEAD = 200
 RCVHWM = 10_000
 
 _decode = msgspec.json.Decoder().decode
+#: plain ints: the enums' operators cost more than the reads on this path
+_EVENTS, _POLLIN, _NOBLOCK = int(zmq.EVENTS), int(zmq.POLLIN), int(zmq.NOBLOCK)
 
 Curve = tuple[bytes, bytes, bytes] | None
 
@@ -200,18 +202,19 @@ class Groups:
             s.connect(endpoint)
         return s
 
-    async def _read(self, s: zmq.asyncio.Socket) -> None:
-        # one wake-up reads every message queued (a socket serves 64 tables): the rest
-        # through the same socket without the event loop, until none is left
-        raw = zmq.Socket.shadow(s.underlying)
-        while True:
-            frames = await s.recv_multipart()
+    def _drain(self, s: zmq.Socket) -> None:
+        """Every message the socket holds, each handed to its table: called by the event
+        loop when the socket's fd is readable. No future, no task step: ZeroMQ's fd says
+        only that something changed, so read until EAGAIN and ask ZMQ_EVENTS again (which
+        also re-arms the fd)."""
+        recv, one = s.recv_multipart, self._one
+        while s.getsockopt(_EVENTS) & _POLLIN:
             while True:
-                self._one(frames)
                 try:
-                    frames = raw.recv_multipart(zmq.NOBLOCK)
+                    frames = recv(_NOBLOCK)
                 except zmq.Again:
                     break
+                one(frames)
 
     def _one(self, frames: list[bytes]) -> None:
         try:
@@ -254,7 +257,17 @@ class Groups:
         inbox.push(frames)
 
     async def run(self) -> None:
-        await asyncio.gather(*(self._read(s) for s in self.socks))
+        """Read every socket as its fd says, until cancelled."""
+        loop = asyncio.get_running_loop()
+        raws = [zmq.Socket.shadow(s.underlying) for s in self.socks]
+        try:
+            for raw in raws:
+                loop.add_reader(raw.getsockopt(zmq.FD), self._drain, raw)
+                self._drain(raw)  # what came before: the fd signals changes only
+            await loop.create_future()  # for ever: the readers do the work
+        finally:
+            for raw in raws:
+                loop.remove_reader(raw.getsockopt(zmq.FD))
 
     def close(self) -> None:
         for s in self.socks:

@@ -165,10 +165,10 @@ def calm(h: Health, task_state: str, head: Any, now: float, stale_after: float) 
     if (
         h.reported == "up"
         and task_state in ("following", "waiting")
-        and h.table_seq == head.seq
-        and h.journal_id == head.journal_id
         and h.heartbeat_at is not None
         and now - h.heartbeat_at < stale_after
+        and h.table_seq is not None  # as lag(): what JetStream holds of this journal
+        and h.table_seq <= (head.seq if head.journal_id == h.journal_id else 0)
     ):
         if h.seen:  # every seq it remembers is stored: the lag's ages start afresh
             h.seen.clear()

@@ -134,3 +134,42 @@ def test_each_change_of_state_is_logged_once():
         "table up",
     ]
     assert [lvl for _t, lvl, _text in h.changes] == ["info", "warning", "warning", "info"]
+
+
+def test_the_judges_shortcut_agrees_with_the_judge_for_every_table_it_skips():
+    """``calm`` lets the once-a-second judge skip a table with nothing to say (issue 31: the
+    judge over every table each second); wherever it answers yes, the full judge says
+    following, up, no lag, and logs nothing."""
+    import itertools
+    from types import SimpleNamespace
+
+    from bridge.health import Health, assess, calm, judge_all
+    from bridge.store import Head
+
+    b = SimpleNamespace(stale_after=3.0, behind_after=5.0)
+    skipped = judged = 0
+    for reported, state, beat_at, beat, head in itertools.product(
+        ["up", "behind", "down", "starting"],
+        ["following", "waiting", "retrying", "chain-broken"],
+        [None, 98.0, 90.0],
+        [(None, 0), ("j", 0), ("j", 5), ("k", 5), ("j", 7)],
+        [Head(None, 0, "", 0), Head("j", 5, "h", 40), Head("k", 5, "h", 40)],
+    ):
+        h = Health("t")
+        if beat_at is not None:
+            h.on_heartbeat({"last_seq": beat[1], "journal_id": beat[0]}, beat_at)
+        h.reported = reported
+        if calm(h, state, head, 100.0, b.stale_after):
+            skipped += 1
+            before = list(h.changes)
+            assert assess(h, state, head, b, 100.0, 60.0) == ("following", True, 0, 0.0)
+            assert list(h.changes) == before
+        else:
+            judged += 1
+    assert skipped and judged
+    link = SimpleNamespace(health=Health("t"), state="following", head=Head("j", 5, "h", 40))
+    link.health.on_heartbeat({"last_seq": 5, "journal_id": "j"}, 99.0)
+    assert judge_all([link], b, 100.0, 60.0) == (1, 0)  # up, logged up once
+    assert calm(link.health, link.state, link.head, 100.0, b.stale_after)
+    assert judge_all([link], b, 103.5, 60.0) == (0, 0)  # stale: judged, logged down
+    assert link.health.reported == "down"
