@@ -3,9 +3,9 @@
 A floor of its own in a subfolder: its own nats-server, ``tables`` fake tables that send
 their heartbeat every second and deal nothing, and one ``tabled-bridge``. Once every table
 is up, the bridge's CPU (``/proc`` utime+stime) over ``seconds`` is divided by tables ×
-seconds: µs per table-second (issue 31's goal: 20). Heartbeats on both of a table's paths
-(its events' socket and the heartbeat sockets), the status judge each second and the
-watchdog are all in it.
+seconds: µs per table-second (issue 31's goal: 20). The heartbeats (read once, on the
+grouped sockets of ``bridge/feed.py``), ZeroMQ's I/O thread, the status judge each second
+and the watchdog are all in it.
 """
 
 from __future__ import annotations
