@@ -268,8 +268,12 @@ class Groups:
         self._timer = None
         paused, self._paused = self._paused, []
         for raw, fd in paused:
-            self._drain(raw)
-            self._loop.add_reader(fd, self._ready, raw, fd)
+            try:
+                self._drain(raw)
+            except zmq.ZMQError as e:  # read again at its next wake-up, whatever this was
+                log.error("table socket not read", error=str(e))
+            finally:  # back on the loop in every case: a socket left off goes silent
+                self._loop.add_reader(fd, self._ready, raw, fd)
 
     async def run(self) -> None:
         """Read every socket as its fd says, until cancelled."""
