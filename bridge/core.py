@@ -306,6 +306,7 @@ class FloorBridge:
                 "publish_errors": link.publish_errors,
                 "repairs": 0 if f is None else f.repairs,
                 "replay_errors": 0 if f is None else f.replay_errors,
+                "dropped": 0 if self.groups is None else self.groups.inboxes[tid.encode()].dropped,
                 "journal_changes": 0 if f is None else f.journal_changes,
                 "restarts": link.restarts,
                 "last_event_time": link.last_event_time,

@@ -24,6 +24,7 @@ _COUNTERS = {
     "publish_errors": "publish attempts that failed and were retried",
     "repairs": "replays asked of the table (catch-up and gap repair)",
     "replay_errors": "replays that failed (no answer, busy, error)",
+    "dropped": "live events dropped from the table's full inbox (replayed from the table)",
     "journal_changes": "times the table's journal was replaced (new journal id)",
     "restarts": "times the table's follower failed and was restarted",
 }

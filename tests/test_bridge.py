@@ -69,6 +69,7 @@ def test_every_table_lands_in_jetstream_once_in_order_and_survives_a_sigkill(flo
     assert 'tabled_bridge_table_up{table="real-01"} 1.0' in metrics
     assert 'tabled_bridge_lag_events{table="lg-001"}' in metrics
     assert "tabled_bridge_publish_errors_total" in metrics
+    assert 'tabled_bridge_dropped_total{table="lg-001"} 0.0' in metrics  # inbox (Bounded)
     # SIGKILL mid-stream, start again: it resumes from what JetStream holds
     assert floor.kill_bridge(signal.SIGKILL) == -signal.SIGKILL
     r = subprocess.run(
