@@ -2,11 +2,12 @@
 
 Each table's follower had a SUB of its own, and the heartbeat path another per 64 tables:
 each heartbeat came twice, and every message woke its table's socket and task through
-zmq.asyncio (a future, a task step). A floor of 1,000 idle tables cost the bridge ~70-126
+zmq.asyncio (a future, a task step). A floor of 1,000 idle tables cost the bridge 65-69
 µs a table-second, the goal is 20 (issue 31), and the profile was that plumbing. So here
 one SUB per :data:`GROUP` tables of a CURVE identity, connected to their PUBs and
-subscribed to ``<table>.`` for each, is read by one task: each wake-up reads every message
-the socket holds (NOBLOCK until EAGAIN) and hands each to its table without I/O:
+subscribed to ``<table>.`` for each, is read by the event loop's fd callback: a socket
+that has messages is left :data:`GATHER` s for more, then every message it holds is read
+at once and each handed to its table without I/O:
 
 - a **heartbeat** goes to the table's health at once (``on_heartbeat``: the true lag, up,
   checkpoints, the rollback watch), then to its follower: a quiet table's (nothing new,
