@@ -25,7 +25,9 @@ their own: ``docs/decisions.md``).
 :data:`INBOX_BYTES`: past either, the table's events are dropped until a heartbeat gets
 in; its ``last_seq`` is past what the follower holds, so the follower replays what was
 dropped from the table's journal (nothing is lost; ``docs/floor.md``, Bounded).
-Heartbeats have :data:`HEARTBEAT_ROOM` more places, so a full inbox still gets one.
+Heartbeats have :data:`HEARTBEAT_ROOM` more places, so a full inbox still gets one, and a
+heartbeat queued right after another replaces it (the newest says all the follower needs),
+so a stuck table's inbox does not fill with heartbeats past the bytes bound.
 """
 
 from __future__ import annotations
@@ -105,6 +107,11 @@ class Inbox:
         if w is not None and not w.done():
             self.woken += 1
             w.set_result(None)
+
+    def replace_last(self, frames: list[bytes]) -> None:
+        old = self.queue[-1]
+        self._g.held += len(frames[0]) + len(frames[1]) - len(old[0]) - len(old[1])
+        self.queue[-1] = frames
 
     def pop(self) -> list[bytes]:
         frames = self.queue.popleft()
@@ -240,7 +247,11 @@ class Groups:
         if not inbox.queue and not inbox.dropping and f.quiet(hb):
             self.quiet += 1  # nothing for the table's task: not woken
             return
-        if len(inbox.queue) < INBOX_MAX + HEARTBEAT_ROOM:
+        q = inbox.queue
+        if q and q[-1][0].endswith(b".heartbeat"):
+            inbox.dropping = False  # the newest supersedes the one queued: one, not many
+            inbox.replace_last(frames)
+        elif len(q) < INBOX_MAX + HEARTBEAT_ROOM:
             inbox.dropping = False  # its replay fetches what was dropped before it
             inbox.push(frames)
         else:

@@ -13,6 +13,7 @@ heartbeats counted), never for a time.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -117,13 +118,16 @@ def test_an_inbox_that_overflows_drops_and_the_replay_repairs_it(monkeypatch, na
     """A table's inbox past INBOX_MAX messages, or every inbox past INBOX_BYTES: events
     are dropped until a heartbeat gets in, whose replay brings them back."""
     monkeypatch.setattr(bridge.feed, name, value)
-    most = {"queue": 0, "held": 0}
+    most = {"queue": 0, "held": 0, "beats_in_a_row": 0}
     g_ref: list[Groups] = []
 
     def watch(table: str, data: dict[str, Any]) -> None:  # at each heartbeat: the bounds
         g = g_ref[0]
         most["queue"] = max(most["queue"], *(len(i.queue) for i in g.inboxes.values()))
         most["held"] = max(most["held"], g.held)
+        for i in g.inboxes.values():  # never two heartbeats in a row: the newest replaces
+            kinds = [fr[0].endswith(b".heartbeat") for fr in i.queue]
+            most["beats_in_a_row"] += sum(a and b for a, b in itertools.pairwise(kinds))
 
     async def main() -> Groups:
         async with _floor(3, watch) as (tables, g, followers):
@@ -158,6 +162,7 @@ def test_an_inbox_that_overflows_drops_and_the_replay_repairs_it(monkeypatch, na
             return g
 
     asyncio.run(main())
+    assert most["beats_in_a_row"] == 0, most
     if name == "INBOX_MAX":
         assert most["queue"] <= value + HEARTBEAT_ROOM, most
     else:  # the events within the bound; a heartbeat or a few more per table past it
