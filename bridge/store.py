@@ -42,13 +42,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+import nats.errors
 import nats.js.errors
 import structlog
 from tabled_client.chain import GENESIS
 from tabled_client.table import Received
 
 from bridge.natslink import RETRY, store_full
-from bridge.publish import BATCH_MAX, BATCH_MIN, Message, Publisher, header_lines
+from bridge.publish import BATCH_MAX, BATCH_MIN, Message, Publisher
 
 log = structlog.get_logger("tabled.bridge")
 
@@ -201,18 +202,23 @@ class Store:
 
     def _message(self, got: Received, checkpoint: str | None) -> Message:
         """The event as published: its subject, bytes, and its own header lines (an
-        attempt adds the expected sequence and a batch's lines in front: :meth:`put_many`)."""
+        attempt adds the expected sequence and a batch's lines: :meth:`put_many`).
+
+        The lines are formatted at once, not through a dict (the catch-up's per-event
+        cost); a value with a line break (a table's journal id) is refused, as
+        :func:`~bridge.publish.header_lines` refuses it."""
         jid = got.journal_id or ""
-        headers = {
-            "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
-            "Tabled-Journal": jid,
-            "Tabled-Seq": str(got.seq),
-            "Tabled-Hash": got.hash,
-            "Tabled-Prev": got.prev,
-        }
+        lines = (
+            f"Nats-Msg-Id: {got.table}:{jid}:{got.seq}\r\nTabled-Journal: {jid}\r\n"
+            f"Tabled-Seq: {got.seq}\r\nTabled-Hash: {got.hash}\r\nTabled-Prev: {got.prev}\r\n"
+        )
+        n = 5
         if checkpoint is not None:
-            headers[CHECKPOINT] = checkpoint
-        return f"{self.prefix}.{got.table}.{got.type}", got.raw, header_lines(headers)
+            lines += f"{CHECKPOINT}: {checkpoint}\r\n"
+            n = 6
+        if lines.count("\n") != n or lines.count("\r") != n:
+            raise nats.errors.BadHeaderError(f"{got.table}: a line break in a header: {lines!r}")
+        return f"{self.prefix}.{got.table}.{got.type}", got.raw, lines.encode()
 
     async def put_many(self, link: Any, batch: list[Received]) -> Head:
         """Store ``batch`` (one table's next events, in seq order) after ``link.head``;

@@ -75,6 +75,30 @@ def test_a_line_break_or_a_space_from_a_table_is_refused_not_sent():
         wire("tables.t1.card dealt", b"{}", b"")
 
 
+def test_an_events_header_lines_are_its_headers_and_a_line_break_is_refused():
+    """``Store._message`` formats an event's header lines at once: the same lines as the
+    headers through :func:`header_lines`; a journal id with a line break is refused."""
+    from dataclasses import replace
+
+    store = Store(None, "TABLES", "tables", None)  # type: ignore[arg-type]
+    got = _events("bac-01", 2)[1]
+    headers = {
+        "Nats-Msg-Id": "bac-01:j1:2",
+        "Tabled-Journal": "j1",
+        "Tabled-Seq": "2",
+        "Tabled-Hash": got.hash,
+        "Tabled-Prev": got.prev,
+    }
+    cp = '{"seq":1,"table":"bac-01"}'
+    assert store._message(got, None) == ("tables.bac-01.card.dealt", got.raw, header_lines(headers))
+    with_cp = header_lines({**headers, "Tabled-Checkpoint": cp})
+    assert store._message(got, cp)[2] == with_cp
+    with pytest.raises(nats.errors.BadHeaderError):
+        store._message(
+            replace(got, journal_id="j1\r\nNats-Expected-Last-Subject-Sequence: 0"), None
+        )
+
+
 def test_a_backlog_goes_as_full_batches_and_waits_for_a_slot(tmp_path):
     """2,500 events of a table go as batches of BATCH_MAX (three round trips), in order,
     each event once; with every batch slot taken a backlog waits for one rather than going
