@@ -15,7 +15,7 @@ nats-py's pending buffer as one command: its ``publish`` checked and encoded eac
 each message in Python (a loop, a regex and ``str.translate`` per header) and woke its
 flusher per message, ~35 µs a message, most of a floor catch-up's cost of publishing once
 the replay was read in bulk (issue 31). The bytes are the same as nats-py's
-(``tests/test_bridge_wire.py``); a subject is checked to hold no whitespace and a header
+(``tests/test_bridge_catchup.py``); a subject is checked to hold no whitespace and a header
 value no line break (a table's event type or journal id cannot inject a header).
 """
 
