@@ -59,6 +59,9 @@ log = structlog.get_logger("tabled.bridge")
 RETRY_MAX = 0.5
 #: JetStream's error code for a failed expected-sequence check
 WRONG_LAST_SEQUENCE = 10071
+#: an atomic batch carried a header the server does not take in one (ADR-50: 2.12.0
+#: refused ``Nats-Msg-Id``; later releases take it)
+BATCH_UNSUPPORTED_HEADER = 10177
 #: the header with the signed checkpoint of the event before this one (its ``prev``)
 CHECKPOINT = "Tabled-Checkpoint"
 #: checkpoints kept per table for events not stored yet (one a heartbeat; a table far
@@ -279,6 +282,15 @@ class Store:
             except nats.js.errors.APIError as e:
                 if e.err_code != WRONG_LAST_SEQUENCE:
                     if n > 1:  # too many batches open, or one the server will not take
+                        if e.err_code == BATCH_UNSUPPORTED_HEADER and self.batch_min <= BATCH_MAX:
+                            # nats-server 2.12.0 takes no message id in a batch: every
+                            # batch would be refused, a round trip lost each time
+                            self.batch_min = BATCH_MAX + 1
+                            log.warning(
+                                "nats-server refuses message ids in atomic batches (2.12.0?): "
+                                "backlogs go one event at a time",
+                                error=str(e),
+                            )
                         single = True
                         continue
                     raise

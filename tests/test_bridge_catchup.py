@@ -175,3 +175,41 @@ def test_a_replay_answer_larger_than_a_batch_is_stored_once_in_order_by_two_brid
             other.wait(10)
         f.close()
         pool.shutdown()
+
+
+def test_a_server_that_takes_no_message_id_in_a_batch_stops_the_batches_at_once():
+    """nats-server 2.12.0 refused a ``Nats-Msg-Id`` in an atomic batch (ADR-50, error
+    10177); later releases take it. Against such a server (its answers stubbed: the pinned
+    server is newer) the first refused batch turns batching off: the backlog goes one event
+    at a time, each stored, instead of a refused batch before every event."""
+    import nats.js.errors
+
+    from bridge.publish import Ack
+
+    class Server:  # answers as 2.12.0 did
+        def __init__(self) -> None:
+            self.slots = asyncio.Semaphore(BATCH_SLOTS)
+            self.batches = self.seq = 0
+
+        def batch_id(self) -> str:
+            return "b"
+
+        async def publish(self, out: list) -> Ack:
+            if len(out) > 1:
+                self.batches += 1
+                raise nats.js.errors.APIError(
+                    code=400, err_code=10177, description="batch publish unsupported header used"
+                )
+            self.seq += 1
+            return Ack(self.seq, False)
+
+    server = Server()
+    store = Store(None, "TABLES", "tables", server)  # type: ignore[arg-type]
+    link = Link(Table(id="t1", publish="-", replay="-"))
+    head = asyncio.run(store.put_many(link, _events("t1", 100)))
+    assert (head.seq, head.stream_seq, link.published) == (100, 100, 100)
+    assert server.batches == 1  # before: a refused batch before each of the 100 events
+    assert (asyncio.run(store.put_many(link, _events("t1", 200)[100:])).seq, server.batches) == (
+        200,
+        1,
+    )
