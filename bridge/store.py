@@ -42,13 +42,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+import nats.errors
 import nats.js.errors
 import structlog
 from tabled_client.chain import GENESIS
 from tabled_client.table import Received
 
 from bridge.natslink import RETRY, store_full
-from bridge.publish import BATCH_MAX, BATCH_MIN, Publisher
+from bridge.publish import BATCH_MAX, BATCH_MIN, Message, Publisher
 
 log = structlog.get_logger("tabled.bridge")
 
@@ -58,6 +59,9 @@ log = structlog.get_logger("tabled.bridge")
 RETRY_MAX = 0.5
 #: JetStream's error code for a failed expected-sequence check
 WRONG_LAST_SEQUENCE = 10071
+#: an atomic batch carried a header the server does not take in one (ADR-50: 2.12.0
+#: refused ``Nats-Msg-Id``; later releases take it)
+BATCH_UNSUPPORTED_HEADER = 10177
 #: the header with the signed checkpoint of the event before this one (its ``prev``)
 CHECKPOINT = "Tabled-Checkpoint"
 #: checkpoints kept per table for events not stored yet (one a heartbeat; a table far
@@ -199,18 +203,25 @@ class Store:
         """Store ``got`` after ``link.head``; return the new head (:meth:`put_many`)."""
         return await self.put_many(link, [got])
 
-    def _message(self, got: Received, checkpoint: str | None) -> tuple[str, bytes, dict[str, str]]:
+    def _message(self, got: Received, checkpoint: str | None) -> Message:
+        """The event as published: its subject, bytes, and its own header lines (an
+        attempt adds the expected sequence and a batch's lines: :meth:`put_many`).
+
+        The lines are formatted at once, not through a dict (the catch-up's per-event
+        cost); a value with a line break (a table's journal id) is refused, as
+        :func:`~bridge.publish.header_lines` refuses it."""
         jid = got.journal_id or ""
-        headers = {
-            "Nats-Msg-Id": f"{got.table}:{jid}:{got.seq}",
-            "Tabled-Journal": jid,
-            "Tabled-Seq": str(got.seq),
-            "Tabled-Hash": got.hash,
-            "Tabled-Prev": got.prev,
-        }
+        lines = (
+            f"Nats-Msg-Id: {got.table}:{jid}:{got.seq}\r\nTabled-Journal: {jid}\r\n"
+            f"Tabled-Seq: {got.seq}\r\nTabled-Hash: {got.hash}\r\nTabled-Prev: {got.prev}\r\n"
+        )
+        n = 5
         if checkpoint is not None:
-            headers[CHECKPOINT] = checkpoint
-        return f"{self.prefix}.{got.table}.{got.type}", got.raw, headers
+            lines += f"{CHECKPOINT}: {checkpoint}\r\n"
+            n = 6
+        if lines.count("\n") != n or lines.count("\r") != n:
+            raise nats.errors.BadHeaderError(f"{got.table}: a line break in a header: {lines!r}")
+        return f"{self.prefix}.{got.table}.{got.type}", got.raw, lines.encode()
 
     async def put_many(self, link: Any, batch: list[Received]) -> Head:
         """Store ``batch`` (one table's next events, in seq order) after ``link.head``;
@@ -228,31 +239,35 @@ class Store:
         delay = 0.1
         single = False
         while batch:
-            # a batch when a slot is free; never waiting for one (a table would then wait
-            # on others' batches): one at a time meanwhile, as every table can
-            n = (
-                1
-                if single or len(batch) < self.batch_min or self.publisher.slots.locked()
-                else min(len(batch), BATCH_MAX)
-            )
+            # a backlog goes as batches, each waiting for a slot (held for its round trip);
+            # fewer events go one at a time. Going one at a time when the slots were taken
+            # cost a floor's catch-up a round trip and ~15 µs of CPU more per event
+            n = 1 if single or len(batch) < self.batch_min else min(len(batch), BATCH_MAX)
             single = False  # one event alone after a batch the server would not take
             first = batch[0]
-            expect = {
-                "Nats-Expected-Last-Subject-Sequence": str(link.head.stream_seq),
-                "Nats-Expected-Last-Subject-Sequence-Subject": self.subjects(first.table),
-            }
+            expect = (
+                f"Nats-Expected-Last-Subject-Sequence: {link.head.stream_seq}\r\n"
+                f"Nats-Expected-Last-Subject-Sequence-Subject: {self.subjects(first.table)}\r\n"
+            ).encode()
             if n == 1:
-                out = [(msgs[0][0], msgs[0][1], {**msgs[0][2], **expect})]
+                out = [(msgs[0][0], msgs[0][1], msgs[0][2] + expect)]
             else:
-                bid = self.publisher.batch_id()
-                out = []
-                for i, (subject, payload, headers) in enumerate(msgs[:n], 1):
-                    h = {**headers, "Nats-Batch-Id": bid, "Nats-Batch-Sequence": str(i)}
-                    if i == 1:
-                        h.update(expect)
-                    if i == n:
-                        h["Nats-Batch-Commit"] = "1"
-                    out.append((subject, payload, h))
+                bid = f"Nats-Batch-Id: {self.publisher.batch_id()}\r\n".encode()
+                out = [
+                    (
+                        subject,
+                        payload,
+                        b"%s%sNats-Batch-Sequence: %d\r\n%s%s"
+                        % (
+                            lines,
+                            bid,
+                            i,
+                            expect if i == 1 else b"",
+                            b"Nats-Batch-Commit: 1\r\n" if i == n else b"",
+                        ),
+                    )
+                    for i, (subject, payload, lines) in enumerate(msgs[:n], 1)
+                ]
             try:
                 if n == 1:
                     ack = await self.publisher.publish(out)
@@ -267,6 +282,15 @@ class Store:
             except nats.js.errors.APIError as e:
                 if e.err_code != WRONG_LAST_SEQUENCE:
                     if n > 1:  # too many batches open, or one the server will not take
+                        if e.err_code == BATCH_UNSUPPORTED_HEADER and self.batch_min <= BATCH_MAX:
+                            # nats-server 2.12.0 takes no message id in a batch: every
+                            # batch would be refused, a round trip lost each time
+                            self.batch_min = BATCH_MAX + 1
+                            log.warning(
+                                "nats-server refuses message ids in atomic batches (2.12.0?): "
+                                "backlogs go one event at a time",
+                                error=str(e),
+                            )
                         single = True
                         continue
                     raise
