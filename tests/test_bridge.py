@@ -158,6 +158,8 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
             "20",
             "--quiet",
             "0",  # a fixed 20 s window of idle tables: make floor runs it
+            "--goal",
+            "0",  # 2,500 tables: tests/test_floor_stages.py runs it at 4
             "--skip",
             "catchup",  # the outage and the stall at a few tables: tests/test_floor_stages.py
             "--skip",
@@ -176,6 +178,7 @@ def test_the_floor_bench_runs_end_to_end_small(tmp_path):
     assert res["steady"]["true_lag_samples"] >= 1 and res["steady"]["true_lag_seconds_max"] >= 0
     assert [g["verdict"] in ("met", "missed") for g in res["goals"]][:3] == [True] * 3
     assert "goals (issue 31" in r.stdout
+    assert "--goal 0 skipped the goal's size" in r.stdout  # the steady goals say whence
     assert res["catch_up"]["events"] == 40 and res["burst"]["events"] == 8
     assert res["heads"]["tables"] == 20, res["heads"]
     for key in ("acked_one_by_one_per_s", "pipelined_per_s"):

@@ -1,6 +1,7 @@
-"""``make floor``'s catch-up and stall stages (bench/floor/catchup.py, stall.py) at a few
-tables: each runs to the end against real processes and counts what it must, so the
-10-minute and 5,000-table versions ``make floor`` runs do not rot between runs.
+"""``make floor``'s catch-up, stall and goal-size stages (bench/floor/catchup.py, stall.py,
+goal.py) at a few tables: each runs to the end against real processes and counts what it
+must, so the 10-minute, 5,000- and 2,500-table versions ``make floor`` runs do not rot
+between runs.
 
 The figures are for ``docs/performance.md``, never asserted; what is asserted is what the
 stages count (every event stored, verified, no duplicate, no gap), and that the counter
@@ -16,9 +17,9 @@ import nats
 import pytest
 from nats.js.api import StreamConfig
 
-from bench.floor import catchup, stall
-from bench.floor.__main__ import goals
+from bench.floor import catchup, goal, stall
 from bench.floor.natsd import NatsServer, available
+from bench.floor.verdicts import goals
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 
@@ -129,3 +130,63 @@ def test_the_floor_tests_figures_reach_bench_floors_goals(tmp_path, monkeypatch)
     assert (leader["measured"], leader["verdict"]) == (6.2, "missed")
     sites = rows["3-site group: HQ delay p99, a link cut 5 min"]
     assert (sites["measured"], sites["verdict"]) == (0.008, "met")
+
+
+def test_the_goal_size_stage_measures_a_live_floor_and_its_bare_loop(tmp_path):
+    """bench/floor/goal.py at 4 tables: the tables deal only once all are up, the window
+    opens once the bridge stored each table's head, and every figure is there."""
+    out = goal.run(tmp_path, tables=4, seconds=3.0, bare_seconds=2.0, timeout=120)
+    assert out["all_up_s"] is not None and out["caught_up_s"] is not None, out
+    w = out["window"]
+    assert w["tables_up"] == 4 and w["events"] > 0, out
+    assert w["true_lag_samples"] >= 1 and w["status_request_ms_median"] is not None, out
+    assert out["bare_loop"]["tables"] == 4 and out["bare_loop"]["messages"] > 0, out
+    assert out["cpu_ratio_to_bare_loop"] > 0 and out["stage_seconds"] > 0, out
+
+
+def test_the_steady_goals_come_from_the_goal_size_stage_when_it_ran(capsys):
+    """CPU, ratio and lag are judged at 2,500 tables when bench/floor/goal.py ran, the
+    500-table figures printed beside them as context; with ``--goal 0`` they come from
+    the 500-table stage and each row says so."""
+    from bench.floor.verdicts import report
+
+    steady = {
+        "tables": 500,
+        "events_per_s": 1000.0,
+        "bridge_cpu_us_per_event": 170.0,
+        "cpu_ratio_to_bare_loop": 0.9,
+        "true_lag_seconds_max": 0.0,
+    }
+    size = {
+        "tables": 2500,
+        "window": {
+            "events_per_s": 4990.0,
+            "bridge_cpu_us_per_event": 120.0,
+            "true_lag_seconds_max": 1.5,
+        },
+        "bare_loop": {"cpu_us_per_message": 75.0},
+        "cpu_ratio_to_bare_loop": 1.6,
+    }
+    out = {
+        "steady": steady,
+        "goal": size,
+        "bare_loop": {"cpu_us_per_message": 190.0, "tables": 500},
+    }
+    report(out)
+    rows = {r["goal"]: r for r in out["goals"]}
+    cpu = rows["bridge CPU per event, heartbeats included"]
+    assert (cpu["measured"], cpu["verdict"]) == (120.0, "met")
+    assert "2,500 tables at 4,990 events/s" in cpu["from"]
+    ratio = rows["the same ÷ a bare publish loop's, same rate"]
+    assert (ratio["measured"], ratio["verdict"]) == (1.6, "missed") and "75 µs" in ratio["floor"]
+    lag = rows["true lag of any table at the steady rate"]
+    assert (lag["measured"], lag["verdict"]) == (1.5, "missed")
+    assert "500-table floor (context, not judged)" in capsys.readouterr().out
+    del out["goal"]
+    rows = {r["goal"]: r for r in goals(out)}
+    cpu = rows["bridge CPU per event, heartbeats included"]
+    assert (cpu["measured"], cpu["verdict"]) == (170.0, "missed")
+    assert "--goal 0 skipped the goal's size" in cpu["from"]
+    assert "190 µs" in rows["the same ÷ a bare publish loop's, same rate"]["floor"]
+    # the quiet goal is not a steady one: no stage named on it
+    assert rows["quiet tables' CPU per table-second"]["from"] is None

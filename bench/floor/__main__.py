@@ -2,7 +2,7 @@
 
     python -m bench.floor [--real 20] [--fake 480] [--seconds 60] [--interval 0.5]
                           [--burst 20] [--backlog 7200] [--quiet 1000] [--heads 5000]
-                          [--output PATH]
+                          [--goal 2500] [--goal-seconds 45] [--output PATH]
 
 Starts a real nats-server with JetStream in a temporary folder, ``--real`` tabled daemons
 on simulated shoes (a card every ``--interval`` s), the load generator for ``--fake``
@@ -25,8 +25,11 @@ Then every table's stream is checked: gapless from seq 1, each event once, the c
 verifying with the client's check; 5,000 tables' head lookups are timed on a stream of
 their own, small and grown 40-fold (``bench/floor/heads.py``, ~30 s); once the floor is
 down, ``--quiet`` idle tables through a bridge of their own give its CPU per
-table-second (``bench/floor/quiet.py``, ~60 s); and issue 31's goals are printed, each met, missed or
-not measured here (with where it is). The figures are printed and written to
+table-second (``bench/floor/quiet.py``, ~60 s); ``--goal`` tables (2,500) dealing a card
+every ``--interval`` s each through a bridge of their own give the steady goals at the
+goal's own size, with their bare loop (``bench/floor/goal.py``, ~2–3 minutes); and issue
+31's goals are printed (``bench/floor/verdicts.py``), each met, missed or not measured here
+(with where it is). The figures are printed and written to
 ``bench/results/floor-latest.json``; none is an assert (``docs/performance.md``).
 """
 
@@ -47,12 +50,13 @@ from typing import Any
 import nats
 from nats.js.api import StreamConfig
 
-from bench.floor import catchup, stall
+from bench.floor import catchup, goal, stall
 from bench.floor import figures as from_tests
 from bench.floor.harness import ROOT, Floor, verify
 from bench.floor.heads import measure_heads
 from bench.floor.natsd import available
 from bench.floor.quiet import measure_quiet
+from bench.floor.verdicts import report
 from bench.stats import machine
 
 RESULTS = ROOT / "bench" / "results"
@@ -268,102 +272,6 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def report(out: dict[str, Any]) -> None:
-    """Every goal of issue 31 with this run's figure and its floor, once all stages ran."""
-    out["goals"] = goals(out)
-    print_goals(out["goals"])
-
-
-def print_goals(rows: list[dict[str, Any]]) -> None:
-    print("goals (issue 31; the offered rate is this run's, not the goal's 5,000 events/s):")
-    for g in rows:
-        shown = "-" if g["measured"] is None else g["measured"]
-        floor = f"; floor {g['floor']}" if g.get("floor") else ""
-        print(
-            f"  {g['goal']:<44} {shown!s:>8} {g['unit']:<8} goal {g['target']:g}: "
-            f"{g['verdict']}{floor}"
-        )
-    for line in ELSEWHERE:
-        print(f"  {line}")
-
-
-#: issue 31's goals for one bridge on this 2-core machine, as (what, key, target, unit,
-#: which way is better): each is printed met, missed, or not measured here (and where)
-GOALS: list[tuple[str, str, float | None, str, str]] = [
-    ("bridge CPU per event, heartbeats included", "cpu", 150.0, "µs", "lower"),
-    ("the same ÷ a bare publish loop's, same rate", "cpu_ratio", 1.5, "×", "lower"),
-    ("true lag of any table at the steady rate", "lag", 1.0, "s", "lower"),
-    ("catch-up: 600,000 events of a 10-min outage", "catchup", 60.0, "s", "lower"),
-    ("two bridges, one stalled 10 min: dups+gaps", "stall", 0.0, "events", "lower"),
-    ("storing again after the stream leader's loss", "leader", 5.0, "s", "lower"),
-    ("3-site group: HQ delay p99, a link cut 5 min", "sites", 2.0, "s", "lower"),
-    ("quiet tables' CPU per table-second", "quiet", 20.0, "µs", "lower"),
-    ("5,000 head lookups at start", "heads", 1.0, "s", "lower"),
-]
-NOT_HERE = {
-    "quiet": "--quiet 0 skipped it",
-    "heads": "--heads 0 skipped it",
-    "catchup": "--skip catchup",
-    "stall": "--skip stall",
-    "leader": "tests/test_floor_cluster.py records it when make floor runs it first",
-    "sites": "tests/test_floor_site_link.py records it when make floor runs it first",
-}
-ELSEWHERE = [
-    "a backend after retention verifies from signed checkpoints; forged ones refused: tests/test_floor_retention.py",
-]
-
-
-def goals(out: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each goal with what this run measured (none is an assert: ``docs/performance.md``)."""
-    steady, cu, st = out.get("steady", {}), out.get("outage_catch_up"), out.get("stall")
-    got = {
-        "cpu": steady.get("bridge_cpu_us_per_event"),
-        "cpu_ratio": steady.get("cpu_ratio_to_bare_loop"),
-        "lag": steady.get("true_lag_seconds_max"),
-        "quiet": out.get("quiet", {}).get("us_per_table_second"),
-        # the slower of the two stream sizes: a lookup must not grow with the stream
-        "heads": max(
-            out.get("heads", {}).get("seconds_small", 0.0),
-            out.get("heads", {}).get("seconds_large", 0.0),
-        )
-        or None,
-    }
-    floors = {}
-    if cu is not None:  # bench/floor/catchup.py; unfinished: missed, with what was stored
-        got["catchup"] = cu["stored_s"] if cu["finished"] else cu["config"]["timeout"]
-        floors["catchup"] = (
-            f"{cu['floor']['seconds_for_backlog']:g} s (bare nats-py, pipelined, same messages)"
-            + ("" if cu["finished"] else f"; unfinished: {cu['stored']:,} of {cu['events']:,}")
-        )
-    if st is not None:  # bench/floor/stall.py: duplicates, gaps, chain errors, short tables
-        got["stall"] = st["problems"]
-        floors["stall"] = "0 (exactly once)"
-    tests = out.get("from_tests", {})  # this make floor's tests (bench/floor/figures.py)
-    if "leader_loss" in tests:
-        got["leader"] = tests["leader_loss"]["stored_again_s"]
-    if "sites" in tests:
-        got["sites"] = tests["sites"]["hq_delay_p99_s"]
-    rows = []
-    for name, key, goal, unit, better in GOALS:
-        value = got.get(key)
-        if value is None:
-            verdict = f"not measured here ({NOT_HERE.get(key, '')})"
-        else:
-            ok = value <= goal if better == "lower" else value >= goal
-            verdict = "met" if ok else "missed"
-        rows.append(
-            {
-                "goal": name,
-                "measured": value,
-                "target": goal,
-                "unit": unit,
-                "verdict": verdict,
-                "floor": floors.get(key),
-            }
-        )
-    return rows
-
-
 def _why_not_caught_up(f: Floor, victim: str, want: int) -> None:
     """What the bridge said of a table that never caught up, and its log's tail: the
     evidence a timed-out catch-up needs (the floor's folder goes with the run)."""
@@ -394,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", action="append", default=[], choices=["catchup", "stall"])
     p.add_argument("--quiet", type=int, default=1000, help="idle tables of the quiet stage")
     p.add_argument("--heads", type=int, default=5000, help="tables of the head-lookup stage")
+    p.add_argument("--goal", type=int, default=2500, help="tables of the goal-size stage (0: skip)")
+    p.add_argument("--goal-seconds", type=float, default=45.0, help="its window")
     p.add_argument("--output", type=Path, default=RESULTS / "floor-latest.json")
     a = p.parse_args(argv)
     why = available()
@@ -412,6 +322,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"quiet tables: {a.quiet} idle tables through one bridge …", flush=True)
             figures["quiet"] = measure_quiet(Path(tmp) / "quiet", a.quiet)
             print(f"  {figures['quiet']}", flush=True)
+        if a.goal:  # the steady goals at their own size, on a floor of its own
+            print(f"the goal's size: {a.goal:,} tables, a card every {a.interval:g} s each …")
+            figures["goal"] = goal.run(
+                Path(tmp) / "goal", tables=a.goal, seconds=a.goal_seconds, interval=a.interval
+            )
+            print(f"  {figures['goal']}", flush=True)
     figures.update(stages(a))
     figures["from_tests"] = from_tests.read()
     report(figures)

@@ -41,7 +41,10 @@ async def run(url: str, tables: int, rate: float, seconds: float) -> dict[str, f
     async def table(t: int) -> None:
         nonlocal count
         last, seq = 0, 0
-        await asyncio.sleep(random.uniform(0, every))
+        # each publish at its time, whatever its ack took: sleeping a whole interval after
+        # the ack offered 3,759 msg/s of 4,942 at 2,500 tables (acks ~150 ms under load)
+        due = time.monotonic() + random.uniform(0, every)
+        await asyncio.sleep(due - time.monotonic())
         while time.monotonic() < stop:
             seq += 1
             ack = await js.publish(
@@ -59,7 +62,8 @@ async def run(url: str, tables: int, rate: float, seconds: float) -> dict[str, f
             )
             last = ack.seq
             count += 1
-            await asyncio.sleep(every * random.uniform(0.5, 1.5))
+            due += every * random.uniform(0.5, 1.5)
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
 
     c0, w0 = _cpu(), time.monotonic()
     await asyncio.gather(*(table(t) for t in range(tables)))

@@ -24,6 +24,8 @@ jitter (a live table's rate). Controlled over a REP socket with JSON commands:
 - ``{"cmd": "replace", "table": T}``: T starts a new journal (a new journal id, seqs from 1),
   as a table whose journal file was replaced
 - ``{"cmd": "heads"}``: ``{table: [journal_id, last_seq, last_hash]}``
+- ``{"cmd": "deal"}``: a generator started with ``--no-deal`` starts dealing now (every
+  table at its rate: a floor whose bridge was up before the first card)
 - ``{"cmd": "stop"}``
 
     python -m bench.floor.loadgen --tables 480 --control ipc:///tmp/lg.ctl
@@ -213,6 +215,9 @@ class LoadGen:
         self.interval = interval
         self.rng = rng
         self.dealt = 0
+        #: what ``run`` cancels at the end (the dealers join it on ``deal``)
+        self.tasks: list[asyncio.Task[None]] = []
+        self.dealing = False
 
     async def dealer(self, t: FakeTable) -> None:
         await asyncio.sleep(self.rng.random() * self.interval)
@@ -235,6 +240,11 @@ class LoadGen:
             return {k: [t.journal_id, len(t.journal), t.last_hash] for k, t in self.tables.items()}
         if cmd in ("cut", "resume"):
             self.tables[q["table"]].cut = cmd == "cut"
+            return {"ok": True}
+        if cmd == "deal":
+            if not self.dealing:
+                self.dealing = True
+                self.tasks += [asyncio.create_task(self.dealer(t)) for t in self.tables.values()]
             return {"ok": True}
         if cmd == "burst":
             for t in self.tables.values():
@@ -282,10 +292,11 @@ class LoadGen:
     async def run(self, control: str, *, deal: bool = True) -> None:
         rep = self.ctx.socket(zmq.REP)
         rep.bind(control)
-        tasks = [asyncio.create_task(t.serve_replay()) for t in self.tables.values()]
+        tasks = self.tasks
+        tasks += [asyncio.create_task(t.serve_replay()) for t in self.tables.values()]
         tasks.append(asyncio.create_task(self.heartbeats()))
         if deal:
-            tasks += [asyncio.create_task(self.dealer(t)) for t in self.tables.values()]
+            self.command({"cmd": "deal"})
         try:
             while True:
                 q = json.loads(await rep.recv())
