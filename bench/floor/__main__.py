@@ -27,7 +27,7 @@ their own, small and grown 40-fold (``bench/floor/heads.py``, ~30 s); once the f
 down, ``--quiet`` idle tables through a bridge of their own give its CPU per
 table-second (``bench/floor/quiet.py``, ~60 s); ``--goal`` tables (2,500) dealing a card
 every ``--interval`` s each through a bridge of their own give the steady goals at the
-goal's own size, with their bare loop (``bench/floor/goal.py``, ~2–3 minutes); and issue
+goal's own size, with their bare loop (``bench/floor/goal.py``, ~75 s); and issue
 31's goals are printed (``bench/floor/verdicts.py``), each met, missed or not measured here
 (with where it is). The figures are printed and written to
 ``bench/results/floor-latest.json``; none is an assert (``docs/performance.md``).
