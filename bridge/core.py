@@ -1,23 +1,21 @@
 """The bridge: every listed table's events into one JetStream stream, exactly once, in order.
 
 Each table is followed with the subscriber recipe (``tabled_client.table.TableFollower``:
-live PUB, replay from the last seq held, heartbeats for gaps, chain check) and each
-event is published to ``<prefix>.<table>.<type>`` with the message id
-``<table>:<journal id>:<seq>``. A table's next events are published once JetStream
-acked the ones before them (a backlog as one atomic batch: ``bridge/publish.py``), so
-the stream holds each table's events in seq order; each publish is conditional on the
-table's last stored message (``bridge/store.py``), so a late one (a lost ack's re-send, a
-second bridge) is refused and recognised, never stored twice. At start the bridge reads
-each table's last stored event (the last message on ``<prefix>.<table>.>``) and resumes
-from there by replay. Every table's live messages: ``bridge/feed.py``; health:
-``bridge/health.py``.
+replay from the last seq held, heartbeats for gaps, chain check; the live messages read
+in groups: ``bridge/feed.py``) and each event is published to ``<prefix>.<table>.<type>``
+with the message id ``<table>:<journal id>:<seq>`` once JetStream acked the ones before
+it (a backlog as atomic batches: ``bridge/publish.py``), so the stream holds each table's
+events in seq order. Each publish is conditional on the table's last stored message
+(``bridge/store.py``): a late one (a lost ack's re-send, a second bridge) is refused and
+recognised, never stored twice. At start the bridge reads each table's last stored event
+and resumes from there by replay. Health and the once-a-second judge: ``bridge/health.py``.
 
 Tables are independent tasks: one that is off, silent (a wrong CURVE key) or behind
 holds no other back. A table whose chain breaks, or whose journal went back under
 events JetStream holds, is stopped and reported (tampering, a restored backup, or a
-bug: not something to paper over); any other failure of a table's
-task is retried with backoff. A failure of the bridge itself (NATS unreachable at
-start for good, the status writer) ends the process non-zero.
+bug: not something to paper over); any other failure of a table's task is retried with
+backoff. A failure of the bridge itself (NATS unreachable at start for good, the status
+writer) ends the process non-zero.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from tabled_client.table import TableFollower
 
 from bridge.config import BridgeConfig, Table, curve_of
 from bridge.feed import Groups
-from bridge.health import Health, assess, judge_all
+from bridge.health import Health, Judged, assess, at_a_glance, judge_all
 from bridge.metrics import serve
 from bridge.natslink import NatsUnreachable, ensure_stream, nats_identity, reason, refusal, too_old
 from bridge.publish import BATCH_MAX, Publisher
@@ -110,6 +108,7 @@ class FloorBridge:
         self.store: Store = None  # type: ignore[assignment]  # made by connect()
         self.started = time.time()
         self.nats_state = "connecting"
+        self.judged: Judged | None = None  # the judge's last finding over every table
         self.nats_disconnects = 0
         #: the stop left NATS's connection unclosed (a hung server): exit without waiting
         self.abandoned = False
@@ -326,19 +325,20 @@ class FloorBridge:
             "tables": tables,
         }
 
-    async def tick(self, notifier: Notifier) -> None:
-        """Every second: lag bookkeeping, systemd's status line, and the watchdog ping.
+    def health(self) -> dict[str, Any]:
+        """``GET /health``: the floor at a glance, from the once-a-second judge."""
+        return at_a_glance(self.judged, len(self.links), self.nats_state)
 
-        The ping comes from this loop, so a bridge whose event loop is stuck is killed by
-        systemd's watchdog rather than looking healthy.
-        """
+    async def tick(self, notifier: Notifier) -> None:
+        """Every second: each table judged (its changes logged; ``/health``), systemd's
+        status line, and the watchdog ping, from this loop: a bridge whose event loop is
+        stuck is killed by systemd's watchdog rather than looking healthy."""
         while True:
-            # each table judged (its changes logged), without building the status document
-            up, behind = judge_all(
+            j = self.judged = judge_all(
                 self.links.values(), self.cfg.bridge, time.monotonic(), time.time() - self.started
             )
             notifier.status(
-                f"{up}/{len(self.links)} tables up, {behind} behind; NATS {self.nats_state}"
+                f"{j.up}/{len(self.links)} tables up, {j.behind} behind; NATS {self.nats_state}"
             )
             if notifier.watchdog_interval() is not None:
                 notifier.watchdog()
@@ -358,7 +358,7 @@ class FloorBridge:
         await self.connect()
         server = None
         if self.cfg.bridge.listen:
-            server = await serve(self.cfg.bridge.listen, self.status)
+            server = await serve(self.cfg.bridge.listen, self.status, self.health)
         beats = self.groups = Groups(
             self.ctx,
             ((t.id, t.publish, curve_of(self.cfg, t, self.base)) for t in self.cfg.tables),

@@ -66,8 +66,12 @@ class StatusCollector:
         yield from (lag, lag_s, up, seq, broken, rolled, *counters.values(), nats_up, drops)
 
 
-async def serve(listen: str, status: Callable[[], dict[str, Any]]) -> asyncio.Server:
-    """``GET /metrics`` and ``GET /status`` on ``host:port``."""
+async def serve(
+    listen: str,
+    status: Callable[[], dict[str, Any]],
+    health: Callable[[], dict[str, Any]] | None = None,
+) -> asyncio.Server:
+    """``GET /metrics``, ``GET /status`` and ``GET /health`` on ``host:port``."""
     host, _, port = listen.rpartition(":")
     reg = CollectorRegistry(auto_describe=False)
     reg.register(StatusCollector(status))  # type: ignore[arg-type]
@@ -84,8 +88,12 @@ async def serve(listen: str, status: Callable[[], dict[str, Any]]) -> asyncio.Se
             elif path == b"/status":
                 code, ctype = "200 OK", "application/json"
                 body = json.dumps(status(), sort_keys=True).encode()
+            elif path == b"/health" and health is not None:
+                code, ctype = "200 OK", "application/json"
+                body = json.dumps(health(), sort_keys=True).encode()
             else:
-                code, ctype, body = "404 Not Found", "text/plain", b"/metrics or /status\n"
+                code, ctype = "404 Not Found", "text/plain"
+                body = b"/metrics, /status or /health\n"
             writer.write(
                 f"HTTP/1.1 {code}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
                 "Connection: close\r\n\r\n".encode()

@@ -12,6 +12,7 @@ import json
 import signal
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -34,6 +35,11 @@ def _tables(f: Floor) -> dict:
     r = _status(f, "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout)["tables"]
+
+
+def _health(f: Floor) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{f.metrics_port}/health", timeout=30) as r:
+        return json.loads(r.read())
 
 
 def _log(f: Floor) -> list[dict]:
@@ -64,6 +70,7 @@ def test_lag_reads_above_zero_and_grows_while_jetstream_hangs(tmp_path):
             time.sleep(3)
             second = _tables(f)
             text = _status(f)
+            glance = _health(f)  # the judge's last finding: after `first`, within 1 s
         finally:
             f.nats.proc.send_signal(signal.SIGCONT)
         for tid in f.fake_endpoints:
@@ -73,6 +80,10 @@ def test_lag_reads_above_zero_and_grows_while_jetstream_hangs(tmp_path):
             assert 0 < a["lag_seconds"] < b["lag_seconds"], (a, b)
             assert b["state"] == "behind", b
         assert "recent changes" in text.stdout and "table behind" in text.stdout, text.stdout
+        # /health says the same at a glance: every table up, behind, the largest lag
+        assert (glance["tables"], glance["up"], glance["behind"]) == (3, 3, 3), glance
+        assert glance["lag_events_max"] >= max(first[t]["lag_events"] for t in first), glance
+        assert glance["lag_seconds_max"] > 0 and glance["nats"] == "connected", glance
         lines = _log(f)
         behind = [ln for ln in lines if ln.get("event") == "table behind"]
         assert {ln["table"] for ln in behind} == set(f.fake_endpoints), behind
@@ -169,7 +180,7 @@ def test_the_judges_shortcut_agrees_with_the_judge_for_every_table_it_skips():
     assert skipped and judged
     link = SimpleNamespace(health=Health("t"), state="following", head=Head("j", 5, "h", 40))
     link.health.on_heartbeat({"last_seq": 5, "journal_id": "j"}, 99.0)
-    assert judge_all([link], b, 100.0, 60.0) == (1, 0)  # up, logged up once
+    assert judge_all([link], b, 100.0, 60.0)[:4] == (1, 0, 0, 0.0)  # up, logged up once
     assert calm(link.health, link.state, link.head, 100.0, b.stale_after)
-    assert judge_all([link], b, 103.5, 60.0) == (0, 0)  # stale: judged, logged down
+    assert judge_all([link], b, 103.5, 60.0)[:2] == (0, 0)  # stale: judged, logged down
     assert link.health.reported == "down"

@@ -139,7 +139,7 @@ def test_the_goal_size_stage_measures_a_live_floor_and_its_bare_loop(tmp_path):
     assert out["all_up_s"] is not None and out["caught_up_s"] is not None, out
     w = out["window"]
     assert w["tables_up"] == 4 and w["events"] > 0, out
-    assert w["true_lag_samples"] >= 1 and w["status_request_ms_median"] is not None, out
+    assert w["true_lag_samples"] >= 1 and w["health_request_ms_median"] is not None, out
     assert out["bare_loop"]["tables"] == 4 and out["bare_loop"]["messages"] > 0, out
     assert out["cpu_ratio_to_bare_loop"] > 0 and out["stage_seconds"] > 0, out
 
