@@ -127,10 +127,11 @@ class Publisher:
             timer.cancel()
             del self.waiting[token]
 
-    async def publish(self, msgs: list[Message]) -> Ack:
-        """Write ``msgs`` (one, or an atomic batch's) and wait for the answer; raise its
-        error (``nats.js.errors.APIError``) or a timeout (``nats.errors.TimeoutError``)."""
-        token, fut, timer = self._waiter()
+    async def publish(self, msgs: list[Message], timeout: float | None = None) -> Ack:
+        """Write ``msgs`` (one, or an atomic batch's) and wait for the answer (``timeout``
+        s, else the configured one); raise its error (``nats.js.errors.APIError``) or a
+        timeout (``nats.errors.TimeoutError``)."""
+        token, fut, timer = self._waiter(timeout)
         try:
             reply = self.prefix + token
             last = len(msgs) - 1
@@ -167,12 +168,14 @@ class Publisher:
         if nc._flush_queue is not None and nc._flush_queue.empty():
             await nc._flush_pending()
 
-    def _waiter(self) -> tuple[str, asyncio.Future[Any], asyncio.TimerHandle]:
+    def _waiter(
+        self, timeout: float | None = None
+    ) -> tuple[str, asyncio.Future[Any], asyncio.TimerHandle]:
         token = str(next(self.tokens))
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
         self.waiting[token] = fut
-        return token, fut, loop.call_later(self.timeout, _expire, fut)
+        return token, fut, loop.call_later(timeout or self.timeout, _expire, fut)
 
 
 def _expire(fut: asyncio.Future[Any]) -> None:

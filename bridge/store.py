@@ -57,6 +57,12 @@ log = structlog.get_logger("tabled.bridge")
 #: died answers again once a new one is elected (2-3 s), and each table's next try comes
 #: at most this long after (it was 2 s: storing again took 5.2-7.2 s; issue 31's goal 5)
 RETRY_MAX = 0.5
+#: seconds a publish retried after a failure waits for its answer (at most the configured
+#: publish_timeout): a stream whose leader died answers again once its followers elected
+#: another (nats-server's Raft: 4-9 s), and a retry waiting the whole publish_timeout
+#: (5 s) then stored ~4 s after the election (tests/test_floor_cluster.py). A late answer
+#: is harmless: the retry is conditional, so a publish stored after all is found stored.
+RETRY_TIMEOUT = 1.0
 #: JetStream's error code for a failed expected-sequence check
 WRONG_LAST_SEQUENCE = 10071
 #: an atomic batch carried a header the server does not take in one (ADR-50: 2.12.0
@@ -238,6 +244,7 @@ class Store:
         msgs = [self._message(got, _checkpoint_for(kept, got)) for got in batch]
         delay = 0.1
         single = False
+        wait: float | None = None  # the configured timeout; RETRY_TIMEOUT after a failure
         while batch:
             # a backlog goes as batches, each waiting for a slot (held for its round trip);
             # fewer events go one at a time. Going one at a time when the slots were taken
@@ -270,12 +277,13 @@ class Store:
                 ]
             try:
                 if n == 1:
-                    ack = await self.publisher.publish(out)
+                    ack = await self.publisher.publish(out, wait)
                 else:
                     async with self.publisher.slots:
-                        ack = await self.publisher.publish(out)
+                        ack = await self.publisher.publish(out, wait)
             except RETRY as e:
                 _failed(link, first, e)
+                wait = min(RETRY_TIMEOUT, self.publisher.timeout)
                 await asyncio.sleep(delay * random.uniform(0.5, 1.0))
                 delay = min(delay * 2, RETRY_MAX)
                 continue

@@ -217,3 +217,29 @@ def test_a_server_that_takes_no_message_id_in_a_batch_stops_the_batches_at_once(
         200,
         1,
     )
+
+
+def test_a_publish_retried_after_a_failure_waits_a_short_while_for_its_answer():
+    """A retry after a failure (a timeout: the stream's leader died) waits RETRY_TIMEOUT
+    for its answer, not the whole publish_timeout: a retry sent during the election and
+    waiting 5 s stored ~4 s after the new leader was elected (tests/test_floor_cluster.py:
+    stored again 8.8-10.5 s after the kill, the election 5.3-6.3 s; now 5.2-5.7 s)."""
+    from bridge.publish import Ack
+    from bridge.store import RETRY_TIMEOUT
+
+    waits: list[float | None] = []
+
+    class Answers:  # the publisher's answers: two timeouts, then stored
+        timeout = 5.0
+
+        async def publish(self, msgs: list, timeout: float | None = None) -> Ack:
+            waits.append(timeout)
+            if len(waits) < 3:
+                raise nats.errors.TimeoutError
+            return Ack(1, False)
+
+    store = Store(None, "TABLES", "tables", Answers())
+    link = Link(Table(id="t1", publish="-", replay="-"))
+    head = asyncio.run(store.put_many(link, _events("t1", 1)))
+    assert waits == [None, RETRY_TIMEOUT, RETRY_TIMEOUT] and RETRY_TIMEOUT < Answers.timeout
+    assert (head.seq, link.published, link.publish_errors) == (1, 1, 2)

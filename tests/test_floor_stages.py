@@ -123,11 +123,12 @@ def test_the_floor_tests_figures_reach_bench_floors_goals(tmp_path, monkeypatch)
     figures.record("leader_loss", {"stored_again_s": 1.0})
     assert figures.read() == {} and not list(tmp_path.iterdir())
     monkeypatch.setenv(figures.ENV, str(tmp_path / "floor-tests.json"))
-    figures.record("leader_loss", {"stored_again_s": 6.2})
+    figures.record("leader_loss", {"stored_again_s": 6.2, "elected_s": 5.9})
     figures.record("sites", {"cut_s": 300, "hq_delay_p99_s": 0.008, "caught_up_s": 1.5})
     rows = {r["goal"]: r for r in goals({"from_tests": figures.read()})}
     leader = rows["storing again after the stream leader's loss"]
     assert (leader["measured"], leader["verdict"]) == (6.2, "missed")
+    assert leader["floor"].startswith("5.9 s until the servers elected"), leader
     sites = rows["3-site group: HQ delay p99, a link cut 5 min"]
     assert (sites["measured"], sites["verdict"]) == (0.008, "met")
 
