@@ -283,6 +283,9 @@ class Store:
                         ack = await self.publisher.publish(out, wait)
             except RETRY as e:
                 _failed(link, first, e)
+                # a timeout is the publisher's future's exception: its traceback holds this
+                # frame (the batch) and the future holds it, a cycle only the collector ends
+                e.__traceback__ = None
                 wait = min(RETRY_TIMEOUT, self.publisher.timeout)
                 await asyncio.sleep(delay * random.uniform(0.5, 1.0))
                 delay = min(delay * 2, RETRY_MAX)

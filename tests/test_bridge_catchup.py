@@ -198,7 +198,7 @@ def test_a_server_that_takes_no_message_id_in_a_batch_stops_the_batches_at_once(
         def batch_id(self) -> str:
             return "b"
 
-        async def publish(self, out: list) -> Ack:
+        async def publish(self, out: list, timeout: float | None = None) -> Ack:
             if len(out) > 1:
                 self.batches += 1
                 raise nats.js.errors.APIError(
@@ -243,3 +243,40 @@ def test_a_publish_retried_after_a_failure_waits_a_short_while_for_its_answer():
     head = asyncio.run(store.put_many(link, _events("t1", 1)))
     assert waits == [None, RETRY_TIMEOUT, RETRY_TIMEOUT] and RETRY_TIMEOUT < Answers.timeout
     assert (head.seq, link.published, link.publish_errors) == (1, 1, 2)
+
+
+def test_a_timed_out_publish_keeps_no_batch_alive():
+    """A publish whose answer timed out raises its future's exception, and that
+    exception's traceback holds the store's frame, and with it the batch: a reference
+    cycle (the future, its exception, the frames) kept every timed-out batch until the
+    collector ran (tests/test_bridge_memory.py counted 100 events kept under load)."""
+    import gc
+
+    from bridge.publish import Ack, _expire
+
+    class Answers:  # times out once, as the publisher does, then stored
+        timeout = 5.0
+        calls = 0
+
+        async def publish(self, msgs: list, timeout: float | None = None) -> Ack:
+            self.calls += 1
+            if self.calls == 1:
+                fut: asyncio.Future[Ack] = asyncio.get_running_loop().create_future()
+                _expire(fut)
+                return await fut
+            return Ack(1, False)
+
+    async def scenario() -> int:
+        store = Store(None, "TABLES", "tables", Answers())
+        link = Link(Table(id="t1", publish="-", replay="-"))
+        await store.put_many(link, _events("t1", 1))
+        return link.publish_errors
+
+    gc.collect()
+    gc.disable()
+    try:
+        errors = asyncio.run(scenario())
+        kept = sum(isinstance(o, Received) for o in gc.get_objects())
+    finally:
+        gc.enable()
+    assert errors == 1 and kept == 0, f"{kept} events kept after a timed-out publish"
