@@ -52,6 +52,7 @@ from nats.js.api import StreamConfig
 
 from bench.floor import catchup, goal, stall
 from bench.floor import figures as from_tests
+from bench.floor.bare import argv as bare_argv
 from bench.floor.harness import ROOT, Floor, verify
 from bench.floor.heads import measure_heads
 from bench.floor.natsd import available
@@ -200,17 +201,7 @@ async def measure(f: Floor, a: argparse.Namespace) -> dict[str, Any]:
     bare_s = min(a.seconds, 20.0)
     print(f"bare publish loop at {out['steady']['events_per_s']} msg/s for {bare_s:g} s …")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bench.floor.bare",
-        "--url",
-        f.nats.url,
-        "--tables",
-        str(len(s1["tables"])),
-        "--rate",
-        str(max(1.0, out["steady"]["events_per_s"])),
-        "--seconds",
-        str(bare_s),
+        *bare_argv(f.nats.url, len(s1["tables"]), out["steady"]["events_per_s"], bare_s),
         stdout=asyncio.subprocess.PIPE,
         cwd=ROOT,
     )

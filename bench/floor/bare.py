@@ -17,12 +17,30 @@ import asyncio
 import json
 import random
 import resource
+import sys
 import time
 
 import nats
 from nats.js.api import StreamConfig
 
 PAYLOAD = b"x" * 420  # about one card.dealt event
+
+
+def argv(url: str, tables: int, rate: float, seconds: float) -> list[str]:
+    """This loop's command line, as the floor's stages run it in a process of its own."""
+    return [
+        sys.executable,
+        "-m",
+        "bench.floor.bare",
+        "--url",
+        url,
+        "--tables",
+        str(tables),
+        "--rate",
+        str(max(1.0, rate)),
+        "--seconds",
+        str(seconds),
+    ]
 
 
 def _cpu() -> float:

@@ -27,12 +27,12 @@ import json
 import os
 import resource
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.floor.bare import argv as bare_argv
 from bench.floor.catchup import start_bridge
 from bench.floor.harness import ROOT, Floor
 
@@ -169,19 +169,7 @@ def run(
         }
         print(f"  {tables} tables: {out['window']}; the bare loop …", flush=True)
         bare = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "bench.floor.bare",
-                "--url",
-                f.nats.url,
-                "--tables",
-                str(tables),
-                "--rate",
-                str(max(1.0, rate)),
-                "--seconds",
-                str(bare_seconds),
-            ],
+            bare_argv(f.nats.url, tables, rate, bare_seconds),
             capture_output=True,
             check=True,
             cwd=ROOT,
