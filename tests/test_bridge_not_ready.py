@@ -15,7 +15,7 @@ import nats
 import pytest
 import structlog
 
-from bench.floor.natsd import NatsServer, available, free_port
+from bench.floor.natsd import available, cluster
 from bridge.config import Nats
 from bridge.natslink import ensure_stream
 
@@ -23,12 +23,7 @@ pytestmark = pytest.mark.skipif(available() is not None, reason=str(available())
 
 
 def test_the_stream_is_made_once_the_cluster_answers(tmp_path):
-    ports = [free_port() for _ in range(3)]
-    servers = []
-    for i, port in enumerate(ports):
-        routes = ", ".join(f"nats-route://127.0.0.1:{p}" for p in ports if p != port)
-        conf = f"cluster {{ name: floor, listen: 127.0.0.1:{port}, routes: [{routes}] }}\n"
-        servers.append(NatsServer(tmp_path / f"n{i + 1}", conf=conf))
+    servers = cluster(tmp_path)
 
     async def main() -> tuple[int, int]:
         nc = await nats.connect(servers[0].url)

@@ -16,7 +16,7 @@ import pytest
 
 from bench.floor import figures
 from bench.floor.harness import Floor, run, verify
-from bench.floor.natsd import NatsServer, available, free_port
+from bench.floor.natsd import NatsServer, available, cluster
 
 pytestmark = [
     pytest.mark.floor,
@@ -25,12 +25,7 @@ pytestmark = [
 
 
 def _cluster(folder) -> list[NatsServer]:
-    ports = [free_port() for _ in range(3)]
-    servers = []
-    for i, port in enumerate(ports):
-        routes = ", ".join(f"nats-route://127.0.0.1:{p}" for p in ports if p != port)
-        conf = f"cluster {{ name: floor, listen: 127.0.0.1:{port}, routes: [{routes}] }}\n"
-        servers.append(NatsServer(folder / f"n{i + 1}", conf=conf))
+    servers = cluster(folder)
     for s in servers:
         s.start(timeout=30)
     return servers

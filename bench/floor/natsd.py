@@ -166,3 +166,15 @@ async def stream_events(
         return out
     finally:
         await nc.close()
+
+
+def cluster(folder: Path, size: int = 3) -> list[NatsServer]:
+    """``size`` servers routed to each other on loopback, one JetStream cluster (``floor``),
+    not started: each in ``folder/n1``, ``n2``, …"""
+    ports = [free_port() for _ in range(size)]
+    servers = []
+    for i, port in enumerate(ports):
+        routes = ", ".join(f"nats-route://127.0.0.1:{p}" for p in ports if p != port)
+        conf = f"cluster {{ name: floor, listen: 127.0.0.1:{port}, routes: [{routes}] }}\n"
+        servers.append(NatsServer(folder / f"n{i + 1}", conf=conf))
+    return servers
