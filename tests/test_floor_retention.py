@@ -170,17 +170,22 @@ def _table(key: Path) -> tuple[FakeTable, zmq.asyncio.Context]:
     return t, ctx
 
 
+async def fresh_stream(js: Any) -> None:
+    """An empty ``TABLES`` stream, whatever an earlier step left in it."""
+    try:
+        await js.delete_stream("TABLES")
+    except nats.js.errors.NotFoundError:
+        pass
+    await js.add_stream(StreamConfig(name="TABLES", subjects=["tables.>"]))
+
+
 async def _publish(url: str, t: FakeTable, checkpoint: dict, on_seq: int) -> None:
     """The table's events 11…30 in a fresh stream (1…10 removed by retention), as the bridge
     stores them, ``checkpoint`` on event ``on_seq``."""
     nc = await nats.connect(url)
     try:
         js = nc.jetstream()
-        try:
-            await js.delete_stream("TABLES")
-        except nats.js.errors.NotFoundError:
-            pass
-        await js.add_stream(StreamConfig(name="TABLES", subjects=["tables.>"]))
+        await fresh_stream(js)
         for raw in t.journal[10:]:
             ev = json.loads(raw)
             headers = {

@@ -24,14 +24,13 @@ from typing import Any
 import nats
 import pytest
 import zmq.asyncio
-from nats.js.api import StreamConfig
 from tabled_client.chain import ChainBroken
 from tabled_client.floor import Expired, FloorFollower
 
 from bench.floor.loadgen import FakeTable
 from bench.floor.natsd import NatsServer, available
 from daemon.security.checkpoints import Checkpointer
-from tests.test_floor_retention import _keypair
+from tests.test_floor_retention import _keypair, fresh_stream
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
 
@@ -65,11 +64,7 @@ async def _publish(url: str, events: list[tuple[FakeTable, int]], signed: set[in
     nc = await nats.connect(url)
     try:
         js = nc.jetstream()
-        try:
-            await js.delete_stream("TABLES")
-        except nats.js.errors.NotFoundError:
-            pass
-        await js.add_stream(StreamConfig(name="TABLES", subjects=["tables.>"]))
+        await fresh_stream(js)
         at = {}
         for t, seq in events:
             ev = json.loads(t.journal[seq - 1])
